@@ -1,0 +1,47 @@
+/* Vigil: the base types of CANN's acl API (acl/acl_base.h subset). */
+#ifndef VIGIL_ACL_ACL_BASE_H_
+#define VIGIL_ACL_ACL_BASE_H_
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "acl/error_codes/rt_error_codes.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#ifndef ACL_FUNC_VISIBILITY
+#define ACL_FUNC_VISIBILITY __attribute__((visibility("default")))
+#endif
+
+typedef int aclError;
+typedef void* aclrtStream;
+typedef void* aclrtEvent;
+typedef void* aclrtContext;
+
+static const int ACL_SUCCESS = 0;
+static const int ACL_ERROR_NONE = 0;
+
+static const int ACL_ERROR_INVALID_PARAM = 100000;
+static const int ACL_ERROR_UNINITIALIZE = 100001;
+static const int ACL_ERROR_REPEAT_INITIALIZE = 100002;
+static const int ACL_ERROR_INVALID_FILE = 100003;
+static const int ACL_ERROR_WRITE_FILE = 100004;
+static const int ACL_ERROR_INVALID_FILE_SIZE = 100005;
+static const int ACL_ERROR_PARSE_FILE = 100006;
+
+static const int ACL_ERROR_BAD_ALLOC = 200000;
+static const int ACL_ERROR_API_NOT_SUPPORT = 200001;
+static const int ACL_ERROR_INVALID_DEVICE = 200002;
+static const int ACL_ERROR_MEMORY_ADDRESS_UNALIGNED = 200003;
+
+static const int ACL_ERROR_INTERNAL_ERROR = 500000;
+static const int ACL_ERROR_FAILURE = 500001;
+static const int ACL_ERROR_RT_FAILURE = 500003;
+static const int ACL_ERROR_DRV_FAILURE = 500004;
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* VIGIL_ACL_ACL_BASE_H_ */

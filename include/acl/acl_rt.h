@@ -1,0 +1,72 @@
+/* Vigil: the CPU device runtime behind CANN's acl runtime API (acl/acl_rt.h subset).
+ *
+ * Devices are logical (VIGIL_DEVICE_COUNT, default 8). Device memory is host memory under a
+ * per-device budget (VIGIL_DEVICE_MEMORY) with an address map, so copies into freed or unmapped
+ * device ranges fail like an SDMA page-table fault. Streams are asynchronous FIFO executors:
+ * work enqueued returns at once and aclrtSynchronizeStream returns the first task error. */
+#ifndef VIGIL_ACL_ACL_RT_H_
+#define VIGIL_ACL_ACL_RT_H_
+
+#include "acl/acl_base.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef enum aclrtMemMallocPolicy {
+  ACL_MEM_MALLOC_HUGE_FIRST = 0,
+  ACL_MEM_MALLOC_HUGE_ONLY = 1,
+  ACL_MEM_MALLOC_NORMAL_ONLY = 2,
+  ACL_MEM_MALLOC_HUGE_FIRST_P2P = 3,
+  ACL_MEM_MALLOC_HUGE_ONLY_P2P = 4,
+  ACL_MEM_MALLOC_NORMAL_ONLY_P2P = 5,
+} aclrtMemMallocPolicy;
+
+typedef enum aclrtMemcpyKind {
+  ACL_MEMCPY_HOST_TO_HOST = 0,
+  ACL_MEMCPY_HOST_TO_DEVICE = 1,
+  ACL_MEMCPY_DEVICE_TO_HOST = 2,
+  ACL_MEMCPY_DEVICE_TO_DEVICE = 3,
+} aclrtMemcpyKind;
+
+typedef enum aclrtRunMode { ACL_DEVICE = 0, ACL_HOST = 1 } aclrtRunMode;
+
+ACL_FUNC_VISIBILITY aclError aclInit(const char* configPath);
+ACL_FUNC_VISIBILITY aclError aclFinalize(void);
+
+ACL_FUNC_VISIBILITY aclError aclrtGetDeviceCount(uint32_t* count);
+ACL_FUNC_VISIBILITY aclError aclrtSetDevice(int32_t deviceId);
+ACL_FUNC_VISIBILITY aclError aclrtResetDevice(int32_t deviceId);
+ACL_FUNC_VISIBILITY aclError aclrtGetDevice(int32_t* deviceId);
+ACL_FUNC_VISIBILITY aclError aclrtGetRunMode(aclrtRunMode* runMode);
+
+ACL_FUNC_VISIBILITY aclError aclrtMalloc(void** devPtr, size_t size, aclrtMemMallocPolicy policy);
+ACL_FUNC_VISIBILITY aclError aclrtFree(void* devPtr);
+ACL_FUNC_VISIBILITY aclError aclrtMallocHost(void** hostPtr, size_t size);
+ACL_FUNC_VISIBILITY aclError aclrtFreeHost(void* hostPtr);
+ACL_FUNC_VISIBILITY aclError aclrtMemcpy(void* dst, size_t destMax, const void* src, size_t count,
+                                         aclrtMemcpyKind kind);
+ACL_FUNC_VISIBILITY aclError aclrtMemcpyAsync(void* dst, size_t destMax, const void* src,
+                                              size_t count, aclrtMemcpyKind kind,
+                                              aclrtStream stream);
+ACL_FUNC_VISIBILITY aclError aclrtMemset(void* devPtr, size_t maxCount, int32_t value,
+                                         size_t count);
+ACL_FUNC_VISIBILITY aclError aclrtGetMemInfo(int32_t attr, size_t* free, size_t* total);
+
+ACL_FUNC_VISIBILITY aclError aclrtCreateStream(aclrtStream* stream);
+ACL_FUNC_VISIBILITY aclError aclrtDestroyStream(aclrtStream stream);
+ACL_FUNC_VISIBILITY aclError aclrtSynchronizeStream(aclrtStream stream);
+ACL_FUNC_VISIBILITY aclError aclrtSynchronizeStreamWithTimeout(aclrtStream stream,
+                                                               int32_t timeout);
+ACL_FUNC_VISIBILITY aclError aclrtSynchronizeDevice(void);
+
+ACL_FUNC_VISIBILITY aclError aclrtCreateEvent(aclrtEvent* event);
+ACL_FUNC_VISIBILITY aclError aclrtDestroyEvent(aclrtEvent event);
+ACL_FUNC_VISIBILITY aclError aclrtRecordEvent(aclrtEvent event, aclrtStream stream);
+ACL_FUNC_VISIBILITY aclError aclrtStreamWaitEvent(aclrtStream stream, aclrtEvent event);
+ACL_FUNC_VISIBILITY aclError aclrtSynchronizeEvent(aclrtEvent event);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* VIGIL_ACL_ACL_RT_H_ */

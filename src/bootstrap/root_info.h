@@ -1,0 +1,69 @@
+// Root info and rendezvous. HcclGetRootInfo starts a rendezvous server on this host (port from
+// HCCL_IF_BASE_PORT) and writes {magic, version, host ip, port, identifier, checksum} into the
+// opaque HcclRootInfo; the identifier has HCCL's form "IP%IFNAME_PORT_0_TIMESTAMPus".
+// Every rank (the root's own included) connects to that server, sends its RankInfo; the server
+// waits up to HCCL_CONNECT_TIMEOUT for all nRanks, checks them (duplicate rank ids, nRanks and
+// comm-wide parameters that differ → EI0005) and sends every rank the full table.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "hccl/hccl_types.h"
+
+namespace vigil::bootstrap {
+
+struct RootInfo {
+  std::string host_ip;
+  std::string ifname;
+  uint16_t port = 0;
+  std::string identifier;
+};
+
+// What every rank tells the others at init.
+struct RankInfo {
+  uint32_t rank = 0;
+  uint32_t nranks = 0;
+  std::string host_ip;   // where its data listener is
+  std::string host_id;   // same value = same machine (shared memory possible)
+  uint16_t data_port = 0;
+  uint32_t pid = 0;
+  int32_t device = 0;
+  // Comm-wide parameters that must agree (EI0005 names the first that differs).
+  uint32_t buffsize_mb = 0;
+  uint32_t exec_timeout_s = 0;
+  std::string transport;  // VIGIL_TRANSPORT
+};
+
+// Starts the rendezvous server thread and fills *info. EI0019 (screen + log) and HCCL_E_UNAVAIL
+// when no port in the allowed range can be bound.
+HcclResult CreateRootInfo(HcclRootInfo* out, RootInfo* info);
+// HCCL_E_PARA with *error naming what is wrong when the bytes are not a root info.
+HcclResult DecodeRootInfo(const HcclRootInfo& in, RootInfo* info, std::string* error);
+
+// Joins the rendezvous: sends `self`, receives all ranks ordered by rank.
+// HCCL_E_TIMEOUT (EI0006, naming the ranks that never arrived) after HCCL_CONNECT_TIMEOUT;
+// HCCL_E_PARA (EI0005) on a parameter disagreement; HCCL_E_PARA on duplicate rank ids.
+HcclResult Rendezvous(const RootInfo& root, const RankInfo& self, std::vector<RankInfo>* all,
+                      std::string* error);
+
+// Rank table (HcclCommInitClusterInfo), version 1.0 and 2.0 JSON.
+struct RankTableEntry {
+  uint32_t rank = 0;
+  std::string server_id;  // host IP
+  int32_t device_id = 0;
+  std::string device_ip;
+};
+struct RankTable {
+  std::string version;
+  std::vector<RankTableEntry> ranks;  // ordered by rank id
+};
+// HCCL_E_PARA with *error naming the file and the field when malformed (EI0004/EI0014/EI0017).
+HcclResult LoadRankTable(const std::string& path, RankTable* table, std::string* error);
+// The root info every rank of a rank-table job agrees on without exchanging it: rank 0's
+// server_id and HCCL_IF_BASE_PORT (rank 0 serves it), identifier "hccl_world_group" unless named.
+HcclResult RootInfoFromRankTable(const RankTable& table, uint32_t my_rank, RootInfo* root,
+                                 std::string* error);
+
+}  // namespace vigil::bootstrap

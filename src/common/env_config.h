@@ -1,0 +1,64 @@
+// Every environment variable Vigil reads, read and validated here once per process.
+// Bad values make EnvConfig::Load fail with a message naming the variable, the value and the
+// accepted range (HCCL reports this as EI0001). The effective values are echoed once to the
+// run log by the log layer, in HCCL's form: "[HCCL_ENV] HCCL_BUFFSIZE set by environment to [200]M".
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace vigil {
+
+struct EnvConfig {
+  // HCCL's variables.
+  uint32_t exec_timeout_s = 1836;       // HCCL_EXEC_TIMEOUT, [0, 2^31-1], 0 = wait forever
+  uint32_t connect_timeout_s = 120;     // HCCL_CONNECT_TIMEOUT, [1, 7200] (HCCL: [120, 7200])
+  uint32_t buffsize_mb = 200;           // HCCL_BUFFSIZE, >= 1
+  bool entry_log = false;               // HCCL_ENTRY_LOG_ENABLE, 0/1
+  bool diagnose_enable = false;         // HCCL_DIAGNOSE_ENABLE, 0/1
+  uint32_t qps_per_connection = 1;      // HCCL_RDMA_QPS_PER_CONNECTION, [1, 32]
+  uint32_t rdma_timeout = 20;           // HCCL_RDMA_TIMEOUT, [5, 20]: 4.096us * 2^v per retry
+  uint32_t rdma_retry_cnt = 7;          // HCCL_RDMA_RETRY_CNT, [1, 7]
+  std::string algo;                     // HCCL_ALGO, "" = automatic
+  std::string if_ip;                    // HCCL_IF_IP
+  std::string socket_ifname;            // HCCL_SOCKET_IFNAME
+  uint32_t if_base_port = 60000;        // HCCL_IF_BASE_PORT, [0, 65504]; 0 = kernel-chosen port
+  bool whitelist_disable = true;        // HCCL_WHITELIST_DISABLE
+  // CANN log variables.
+  std::string log_path;                 // ASCEND_PROCESS_LOG_PATH, else $ASCEND_WORK_PATH/log, else $HOME/ascend/log
+  int global_log_level = 3;             // ASCEND_GLOBAL_LOG_LEVEL, [0, 4]: 0 debug .. 3 error, 4 null
+  bool slog_print_to_stdout = false;    // ASCEND_SLOG_PRINT_TO_STDOUT
+  // Vigil's own.
+  uint32_t device_count = 8;            // VIGIL_DEVICE_COUNT, [1, 1024]
+  uint64_t device_memory = 0;           // VIGIL_DEVICE_MEMORY, bytes with K/M/G suffix; 0 = unlimited
+  uint64_t log_file_max_bytes = 20ull << 20;  // VIGIL_LOG_FILE_SIZE, plog rotation size
+  uint32_t heartbeat_lost_s = 30;       // VIGIL_HEARTBEAT_LOST_TIMEOUT, [1, 3600]
+  bool heartbeat_enable = true;         // VIGIL_HEARTBEAT, 0/1
+  std::string transport;                // VIGIL_TRANSPORT: "" (auto), "shm", "tcp" (force tcp on one host)
+  std::string fault;                    // VIGIL_FAULT: fault-injection spec, read by the layer it names
+
+  struct Echo {
+    std::string name;
+    std::string value;   // effective value as printed, e.g. "200" (unit appended by the line)
+    bool from_env;       // "set by environment" vs "set by default"
+    std::string unit;    // "M", "s" or ""
+  };
+  std::vector<Echo> echoes;  // one per variable, in a stable order
+
+  // Reads the process environment. On a bad value returns false and sets *error to
+  // "HCCL_BUFFSIZE value [abc] is invalid: expected an integer >= 1" style text naming the variable.
+  bool Load(std::string* error);
+};
+
+// The process-wide configuration, loaded on first use. If the environment is invalid, Get()
+// still returns defaults for the bad variables and LoadError() holds the message.
+const EnvConfig& Env();
+const std::string& EnvLoadError();
+// Tests only: re-read the environment.
+void ReloadEnvForTesting();
+
+// "HCCL_BUFFSIZE set by environment to [200]M" — the text after "[HCCL_ENV] ".
+std::string FormatEnvEcho(const EnvConfig::Echo& echo);
+
+}  // namespace vigil

@@ -1,0 +1,32 @@
+// The one catalogue of HCCL's EIxxxx error codes: title, message template, possible cause and
+// solution. The library's screen errors, its log lines and `vigil diagnose` all read it here.
+#pragma once
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace vigil {
+
+struct ErrorCodeInfo {
+  std::string_view code;       // "EI0012"
+  std::string_view title;      // screen title: "Execution_Error_SDMA"
+  std::string_view stage;      // "InitGroupStage", "InitChannelStage", "TaskExecStage"
+  std::string_view message;    // fmt template with {} placeholders, e.g. "... Remote rank: [{}]."
+  std::string_view cause;      // "Possible Cause: ..." text
+  std::string_view solution;   // "Solution: ..." text
+};
+
+// nullptr when the code is not in the catalogue.
+const ErrorCodeInfo* FindErrorCode(std::string_view code);
+const std::vector<ErrorCodeInfo>& AllErrorCodes();
+
+// The message with its placeholders filled in order (missing args print as "[]" pieces left
+// empty; extra args are ignored). Never throws.
+std::string RenderErrorMessage(const ErrorCodeInfo& info, const std::vector<std::string>& args);
+
+// The full screen text after the "[PID: n] time " prefix:
+// "Title(EIxxxx): message Possible Cause: ... Solution: ...".
+std::string RenderScreenError(const ErrorCodeInfo& info, const std::vector<std::string>& args);
+
+}  // namespace vigil

@@ -1,0 +1,92 @@
+// Device memory: host memory under a per-device budget (VIGIL_DEVICE_MEMORY) with an address
+// map of live and freed allocations. A copy whose source or destination touches a freed range,
+// or runs past the end of a live allocation, fails like an SDMA page-table fault instead of
+// corrupting memory. Pointers outside every device allocation are host memory and unchecked.
+//
+// CheckedCopy holds the map's shared lock while it checks and copies, and Free takes it
+// exclusively, so a concurrent Free (comm destroyed before sync) is seen by the next copy and
+// never races one in progress.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+
+#include "acl/acl_base.h"
+
+namespace vigil::rt {
+
+enum class AddrState {
+  kHost,      // not inside any device allocation, live or freed
+  kLive,      // the whole range lies inside one live allocation
+  kFreed,     // the range touches an allocation that has been freed
+  kOverflow,  // starts in a live allocation but runs past its end
+};
+
+struct AddrCheck {
+  AddrState state = AddrState::kHost;
+  int32_t device = -1;
+  uintptr_t alloc_base = 0;  // the allocation that contains (or contained) the start
+  size_t alloc_size = 0;
+  std::string purpose;       // "user", "CCL input buffer", ...
+};
+
+struct CopyFault {
+  bool faulted = false;
+  bool on_dst = false;  // which side faulted
+  AddrCheck check;      // the faulting side's address check
+};
+
+class DeviceMemory {
+ public:
+  static DeviceMemory& Instance();
+
+  // Allocates `size` bytes on `device` (64-byte aligned, zero-filled pages on demand).
+  // ACL_ERROR_RT_MEMORY_ALLOCATION when the device budget would be exceeded.
+  aclError Alloc(int32_t device, size_t size, void** out, const std::string& purpose = "user");
+  // ACL_ERROR_RT_MEMORY_FREE for a pointer that is not the base of a live allocation
+  // (double free, foreign pointer, interior pointer).
+  aclError Free(void* ptr);
+
+  // Adds memory the caller mapped itself (e.g. a shared-memory CCL buffer) to the map and the
+  // device budget. Unregister removes it from the budget and marks the range freed.
+  aclError Register(int32_t device, void* ptr, size_t size, const std::string& purpose);
+  aclError Unregister(void* ptr);
+
+  AddrCheck Check(const void* ptr, size_t size) const;
+
+  // memcpy(dst, src, n) after checking both ranges; on a fault copies nothing, fills *fault
+  // and returns ACL_ERROR_RT_SYS_DMA.
+  aclError CheckedCopy(void* dst, const void* src, size_t n, CopyFault* fault);
+  // Runs fn() while holding the shared lock, after checking the ranges like CheckedCopy
+  // (for reductions that read and write device memory in place).
+  template <typename Fn>
+  aclError Guarded(void* dst, size_t dst_n, const void* src, size_t src_n, CopyFault* fault, Fn&& fn);
+
+  size_t UsedBytes(int32_t device) const;
+  uint64_t Budget() const;  // 0 = unlimited
+
+ private:
+  DeviceMemory() = default;
+  struct Impl;
+  Impl* impl();
+  const Impl* impl() const;
+  bool LockShared() const;
+  void UnlockShared() const;
+  bool CheckRanges(void* dst, size_t dst_n, const void* src, size_t src_n, CopyFault* fault) const;
+};
+
+template <typename Fn>
+aclError DeviceMemory::Guarded(void* dst, size_t dst_n, const void* src, size_t src_n,
+                               CopyFault* fault, Fn&& fn) {
+  LockShared();
+  if (!CheckRanges(dst, dst_n, src, src_n, fault)) {
+    UnlockShared();
+    return ACL_ERROR_RT_SYS_DMA;
+  }
+  fn();
+  UnlockShared();
+  return ACL_SUCCESS;
+}
+
+}  // namespace vigil::rt

@@ -1,0 +1,70 @@
+// Streams: asynchronous FIFO executors, one worker thread each ("vigil_strm<id>").
+// Enqueue returns at once with the task's id; tasks of one stream run in order. A task that
+// returns an error calls the registered task-failure callbacks with (device, streamId, taskId,
+// retcode), the stream drops the tasks queued behind it, and the next Synchronize returns the
+// error (after which the stream is usable again).
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+
+#include "acl/acl_base.h"
+
+namespace vigil::rt {
+
+enum class TaskType { kMemcpy, kMemset, kNotifyRecord, kNotifyWait, kEventRecord, kEventWait, kKernel, kHccl };
+
+struct TaskFailInfo {
+  int32_t device = -1;
+  uint32_t stream_id = 0;
+  uint32_t task_id = 0;
+  aclError retcode = ACL_SUCCESS;
+  TaskType type = TaskType::kKernel;
+  std::string detail;  // what the task said about its failure
+};
+
+// The function a task runs on the stream's worker. Returns ACL_SUCCESS or the failure code;
+// it may set *detail to a one-line reason.
+using TaskFn = std::function<aclError(std::string* detail)>;
+
+class Stream {
+ public:
+  // device: the device the stream belongs to (the creating thread's current device).
+  explicit Stream(int32_t device);
+  ~Stream();  // drains queued tasks, then joins the worker
+  Stream(const Stream&) = delete;
+  Stream& operator=(const Stream&) = delete;
+
+  uint32_t id() const { return id_; }
+  int32_t device() const { return device_; }
+
+  // Queues fn; returns its task id (per stream, increasing from 1).
+  uint32_t Enqueue(TaskType type, TaskFn fn);
+  // Reserves the id the next Enqueue will return (so a caller can record the op first).
+  uint32_t PeekNextTaskId() const;
+
+  // Waits until every task enqueued so far has run. timeout_ms < 0: forever.
+  // Returns the first task error since the last Synchronize, ACL_ERROR_RT_STREAM_SYNC_TIMEOUT-like
+  // ACL_ERROR_RT_REPORT_TIMEOUT on timeout, else ACL_SUCCESS.
+  aclError Synchronize(int32_t timeout_ms = -1);
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+  uint32_t id_;
+  int32_t device_;
+};
+
+// aclrtStream handles are Stream*; this validates a handle (nullptr when unknown/destroyed).
+Stream* StreamFromHandle(void* handle);
+Stream* CreateStream(int32_t device);     // registers the handle
+aclError DestroyStream(void* handle);     // ACL_ERROR_RT_PARAM_INVALID for an unknown handle
+
+using TaskFailCallback = std::function<void(const TaskFailInfo&)>;
+// Returns a registration id; callbacks run on the failing stream's worker thread.
+int RegisterTaskFailCallback(TaskFailCallback cb);
+void UnregisterTaskFailCallback(int id);
+
+}  // namespace vigil::rt

@@ -1,0 +1,113 @@
+// Links between ranks of one communicator, and the progress engine the algorithms drive.
+//
+// Every link starts as a TCP connection made through the peer's listener (handshake: comm
+// identifier, source and destination rank, protocol magic); a stranger's bytes are rejected and
+// logged without harming the listener. Between two ranks on one host (same host_id) the link
+// then carries its data through a pair of shared-memory rings (memfd, mapped by both sides),
+// keeping the TCP socket only to notice at once that the peer process died. Between hosts, or
+// when VIGIL_TRANSPORT=tcp, data goes over HCCL_RDMA_QPS_PER_CONNECTION sockets ("QPs").
+//
+// A link failure (reset, EOF, send timeout past HCCL_RDMA_TIMEOUT x HCCL_RDMA_RETRY_CNT) is
+// reported once through the LinkErrorObserver as a CQE-style event naming both ends, and every
+// later use of the link fails fast with HCCL_E_REMOTE.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "common/time_util.h"
+#include "hccl/hccl_types.h"
+
+namespace vigil::transport {
+
+enum class LinkType { kShm, kTcp };
+const char* LinkTypeName(LinkType type);  // "SHM" / "TCP" (logs print link type[..])
+
+struct Endpoint {
+  uint32_t rank = 0;
+  std::string host_ip;
+  std::string host_id;
+  uint16_t port = 0;  // the rank's listener
+  uint32_t pid = 0;
+  int32_t device = 0;
+};
+
+struct LinkError {
+  Endpoint local;
+  Endpoint remote;
+  HcclResult code = HCCL_E_REMOTE;
+  std::string reason;  // "connection reset by peer", "send timeout after 30s", ...
+};
+using LinkErrorObserver = std::function<void(const LinkError&)>;
+
+class Link {
+ public:
+  virtual ~Link() = default;
+  virtual LinkType type() const = 0;
+  virtual const Endpoint& remote() const = 0;
+  // Non-blocking: move up to n bytes; *moved gets how many (may be 0). HCCL_E_REMOTE once broken.
+  virtual HcclResult TrySend(const void* buf, size_t n, size_t* moved) = 0;
+  virtual HcclResult TryRecv(void* buf, size_t n, size_t* moved) = 0;
+  // Blocks until TrySend/TryRecv may make progress, or timeout_ms passes (spurious wakeups ok).
+  virtual void WaitReady(bool for_send, int timeout_ms) = 0;
+  virtual bool broken() const = 0;
+};
+
+// One transfer of a Progress call.
+struct Xfer {
+  Link* link = nullptr;
+  bool send = false;
+  void* buf = nullptr;
+  size_t bytes = 0;
+};
+
+struct WaitPolicy {
+  SteadyClock::time_point deadline = SteadyClock::time_point::max();  // HCCL_EXEC_TIMEOUT
+  const std::atomic<int>* abort = nullptr;  // non-zero: give up with that HcclResult
+};
+
+struct ProgressError {
+  HcclResult code = HCCL_SUCCESS;
+  Link* link = nullptr;  // the transfer that failed or was still pending at timeout/abort
+  bool timed_out = false;
+  std::string reason;
+};
+
+// Moves every transfer to completion, all links at once (no ordering between them, so a ring
+// step that sends and receives never deadlocks). HCCL_E_TIMEOUT at the deadline, the abort code
+// when *abort becomes non-zero, HCCL_E_REMOTE when a link breaks.
+HcclResult Progress(std::vector<Xfer>& xfers, const WaitPolicy& wait, ProgressError* error);
+
+struct TransportOptions {
+  std::string comm_id;          // communicator identifier, checked in the handshake
+  Endpoint self;
+  bool force_tcp = false;       // VIGIL_TRANSPORT=tcp
+  uint32_t qps_per_connection;  // HCCL_RDMA_QPS_PER_CONNECTION
+  uint32_t connect_timeout_s;   // HCCL_CONNECT_TIMEOUT
+  int32_t device = 0;           // link resources are charged to this device's memory budget
+};
+
+// The links of one communicator. Links are made lazily (Connect) and shared by all ops.
+class Transport {
+ public:
+  // Opens the listener (kernel-chosen port on self.host_ip) and its accept thread.
+  static HcclResult Create(const TransportOptions& options, std::unique_ptr<Transport>* out,
+                           std::string* error);
+  virtual ~Transport() = default;
+  virtual uint16_t listen_port() const = 0;
+  // Peers this rank needs; ensures a link to each exists. Both sides of a pair must call it
+  // (either order). HCCL_E_TIMEOUT (EI0006) after HCCL_CONNECT_TIMEOUT naming the missing
+  // peers; HCCL_E_MEMORY (EI0011) when link resources exceed the device budget.
+  virtual HcclResult Connect(const std::vector<Endpoint>& peers, const std::string& tag,
+                             std::string* error) = 0;
+  virtual Link* link(uint32_t peer_rank) = 0;  // nullptr until connected
+  // Closes every link (peers see the link break). Safe to call twice.
+  virtual void Close() = 0;
+  virtual void SetLinkErrorObserver(LinkErrorObserver observer) = 0;
+};
+
+}  // namespace vigil::transport
