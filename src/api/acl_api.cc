@@ -1,0 +1,1 @@
+// Placeholder: the acl C API lands here.

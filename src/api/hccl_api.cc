@@ -1,0 +1,1 @@
+// Placeholder: the hccl C API lands here.

@@ -1,0 +1,2 @@
+// vigil: the one command (run, diagnose, bench, health).
+int main() { return 0; }
