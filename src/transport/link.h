@@ -12,6 +12,8 @@
 // later use of the link fails fast with HCCL_E_REMOTE.
 #pragma once
 
+#include <poll.h>
+
 #include <atomic>
 #include <cstdint>
 #include <functional>
@@ -55,6 +57,18 @@ class Link {
   // Blocks until TrySend/TryRecv may make progress, or timeout_ms passes (spurious wakeups ok).
   virtual void WaitReady(bool for_send, int timeout_ms) = 0;
   virtual bool broken() const = 0;
+
+  // Optional hooks that let Progress block on many links at once (defaults suit any Link):
+  // links returning the same non-zero domain wake each other's WaitReady (shm links of one
+  // Transport share a doorbell futex), so waiting on any one of them covers all.
+  virtual uintptr_t wait_domain() const { return 0; }
+  // Fds to poll (POLLIN for recv, POLLOUT for send); false = this link cannot be polled, use
+  // WaitReady.
+  virtual bool AppendPollFds(bool for_send, std::vector<pollfd>* fds) const {
+    (void)for_send;
+    (void)fds;
+    return false;
+  }
 };
 
 // One transfer of a Progress call.
