@@ -46,6 +46,15 @@ struct EnvConfig {
   };
   std::vector<Echo> echoes;  // one per variable, in a stable order
 
+  // Every variable that failed validation (its field keeps the default). The fields are the
+  // arguments of EI0001, in the catalogue's order: name, value, expected.
+  struct Invalid {
+    std::string name;
+    std::string value;
+    std::string expected;  // "an integer in [1, 7200]"
+  };
+  std::vector<Invalid> invalid;
+
   // Reads the process environment. On a bad value returns false and sets *error to
   // "HCCL_BUFFSIZE value [abc] is invalid: expected an integer >= 1" style text naming the variable.
   bool Load(std::string* error);

@@ -15,6 +15,11 @@ struct ErrorCodeInfo {
   std::string_view message;    // fmt template with {} placeholders, e.g. "... Remote rank: [{}]."
   std::string_view cause;      // "Possible Cause: ..." text
   std::string_view solution;   // "Solution: ..." text
+  // Whether the screen line carries "Possible Cause: ... Solution: ..." after the message
+  // (HCCL's EI0012 screen line does not; most others do).
+  bool screen_cause = true;
+  // What `vigil diagnose` tells the user to check first (Vigil's own text, not HCCL's).
+  std::string_view advice = {};
 };
 
 // nullptr when the code is not in the catalogue.

@@ -11,6 +11,7 @@
 
 #include <fmt/format.h>
 
+#include <source_location>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -28,8 +29,10 @@ void Write(Channel channel, Level level, std::string_view module, const char* fi
 
 // "[PID: 3480365] 2025-12-24-14:10:31.094.189 Execution_Error_SDMA(EI0012): <message>" on stderr,
 // and the same text as an ERROR line in the debug log. `code` must be in the catalogue;
-// args fill its template (common/error_codes.h).
-void ScreenError(std::string_view code, const std::vector<std::string>& args);
+// args fill its template (common/error_codes.h). An unknown code prints as EI9999. `where`
+// names the caller in the debug-log line's [file:line].
+void ScreenError(std::string_view code, const std::vector<std::string>& args,
+                 std::source_location where = std::source_location::current());
 
 // Paths of the current files (tests, flight recorder dumps).
 std::string RunLogPath();
