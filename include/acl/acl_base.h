@@ -30,6 +30,8 @@ static const int ACL_ERROR_INVALID_FILE = 100003;
 static const int ACL_ERROR_WRITE_FILE = 100004;
 static const int ACL_ERROR_INVALID_FILE_SIZE = 100005;
 static const int ACL_ERROR_PARSE_FILE = 100006;
+static const int ACL_ERROR_INVALID_RESOURCE_HANDLE = 100024;
+static const int ACL_ERROR_REPEAT_FINALIZE = 100037;
 
 static const int ACL_ERROR_BAD_ALLOC = 200000;
 static const int ACL_ERROR_API_NOT_SUPPORT = 200001;
@@ -40,6 +42,9 @@ static const int ACL_ERROR_INTERNAL_ERROR = 500000;
 static const int ACL_ERROR_FAILURE = 500001;
 static const int ACL_ERROR_RT_FAILURE = 500003;
 static const int ACL_ERROR_DRV_FAILURE = 500004;
+
+/* The message of the last runtime error on this thread ("" when none). */
+ACL_FUNC_VISIBILITY const char* aclGetRecentErrMsg(void);
 
 #ifdef __cplusplus
 }

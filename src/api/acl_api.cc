@@ -1,1 +1,561 @@
-// Placeholder: the acl C API lands here.
+// The acl C API over the CPU device runtime (src/runtime): argument checks, CANN's result
+// codes, one RUNTIME ERROR line per rejected call naming the argument. No exception leaves here.
+#include <sys/stat.h>
+
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <iterator>
+#include <memory>
+#include <mutex>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <unordered_map>
+#include <unordered_set>
+
+#include "acl/acl.h"
+#include "common/env_config.h"
+#include "log/plog.h"
+#include "runtime/device.h"
+#include "runtime/device_memory.h"
+#include "runtime/event.h"
+#include "runtime/rt_log.h"
+#include "runtime/stream.h"
+
+namespace {
+
+using vigil::rt::DeviceMemory;
+using vigil::rt::Stream;
+
+// Catches anything thrown below (std::bad_alloc, ...) so it never crosses the C ABI.
+template <typename Fn>
+aclError Guard(const char* api, Fn&& fn) {
+  try {
+    return fn();
+  } catch (const std::exception& e) {
+    VIGIL_RT_FAIL("{} failed: internal error: {}.", api, e.what());
+  } catch (...) {
+    VIGIL_RT_FAIL("{} failed: internal error.", api);
+  }
+  return ACL_ERROR_RT_INTERNAL_ERROR;
+}
+
+#define CHECK_NOT_NULL(api, arg)                                          \
+  do {                                                                    \
+    if ((arg) == nullptr) {                                               \
+      VIGIL_RT_FAIL("{} failed: param {} must not be null.", api, #arg); \
+      return ACL_ERROR_INVALID_PARAM;                                     \
+    }                                                                     \
+  } while (0)
+
+// The calling thread's device, or CANN's "context is null" error when none was set.
+#define REQUIRE_CURRENT_DEVICE(api, dev)                                                      \
+  int32_t dev = vigil::rt::CurrentDevice();                                                  \
+  do {                                                                                        \
+    if (dev < 0) {                                                                            \
+      VIGIL_RT_FAIL("{} failed: no current device on this thread (call aclrtSetDevice first).", \
+                    api);                                                                     \
+      return ACL_ERROR_RT_CONTEXT_NULL;                                                       \
+    }                                                                                         \
+  } while (0)
+
+// Resolves an aclrtStream: nullptr is the current device's default stream (as in CANN).
+aclError ResolveStream(const char* api, aclrtStream handle, std::shared_ptr<Stream>* out) {
+  if (handle == nullptr) {
+    int32_t dev = vigil::rt::CurrentDevice();
+    if (dev < 0) {
+      VIGIL_RT_FAIL("{} failed: param stream is null (default stream) and no current device is "
+                    "set on this thread.", api);
+      return ACL_ERROR_RT_CONTEXT_NULL;
+    }
+    *out = vigil::rt::DefaultStream(dev);
+    return ACL_SUCCESS;
+  }
+  *out = vigil::rt::StreamRef(handle);
+  if (!*out) {
+    VIGIL_RT_FAIL("{} failed: param stream[{}] is not a valid stream (unknown or destroyed).", api,
+                  handle);
+    return ACL_ERROR_RT_PARAM_INVALID;
+  }
+  return ACL_SUCCESS;
+}
+
+std::shared_ptr<vigil::rt::Event> ResolveEvent(const char* api, aclrtEvent handle) {
+  auto event = vigil::rt::EventRef(handle);
+  if (!event) {
+    VIGIL_RT_FAIL("{} failed: param event[{}] is not a valid event (unknown or destroyed).", api,
+                  handle);
+  }
+  return event;
+}
+
+bool ValidKind(aclrtMemcpyKind kind) {
+  return static_cast<int>(kind) >= ACL_MEMCPY_HOST_TO_HOST &&
+         static_cast<int>(kind) <= ACL_MEMCPY_DEFAULT;
+}
+
+// Host memory from aclrtMallocHost, tracked so a foreign or double aclrtFreeHost is caught.
+struct HostAllocs {
+  std::mutex mu;
+  std::unordered_map<void*, size_t> live;
+};
+HostAllocs& Hosts() {
+  static HostAllocs* hosts = new HostAllocs();
+  return *hosts;
+}
+
+struct Contexts {
+  std::mutex mu;
+  std::unordered_map<void*, int32_t> live;  // context -> device
+};
+Contexts& Ctxs() {
+  static Contexts* ctxs = new Contexts();
+  return *ctxs;
+}
+thread_local aclrtContext tls_context = nullptr;
+
+std::mutex g_init_mu;
+bool g_initialized = false;
+bool g_ever_finalized = false;
+
+}  // namespace
+
+extern "C" {
+
+ACL_FUNC_VISIBILITY const char* aclGetRecentErrMsg(void) {
+  const std::string& msg = vigil::rt::RecentErrorMessage();
+  return msg.c_str();
+}
+
+ACL_FUNC_VISIBILITY aclError aclInit(const char* configPath) {
+  return Guard("aclInit", [&]() -> aclError {
+    std::lock_guard<std::mutex> lock(g_init_mu);
+    if (g_initialized) {
+      VIGIL_RT_FAIL("aclInit failed: repeated initialization in this process.");
+      return ACL_ERROR_REPEAT_INITIALIZE;
+    }
+    if (configPath != nullptr && configPath[0] != '\0') {
+      struct stat st {};
+      if (stat(configPath, &st) != 0 || !S_ISREG(st.st_mode)) {
+        VIGIL_RT_FAIL("aclInit failed: param configPath[{}] is not an existing file.", configPath);
+        return ACL_ERROR_INVALID_FILE;
+      }
+      std::ifstream in(configPath);
+      std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+      bool blank = text.find_first_not_of(" \t\r\n") == std::string::npos;
+      if (!blank && nlohmann::json::parse(text, nullptr, false).is_discarded()) {
+        VIGIL_RT_FAIL("aclInit failed: param configPath[{}] is not valid JSON.", configPath);
+        return ACL_ERROR_PARSE_FILE;
+      }
+    }
+    if (!vigil::EnvLoadError().empty()) RT_WARNING("{}", vigil::EnvLoadError());
+    g_initialized = true;
+    RT_RUN_INFO("aclInit success, config[{}], device count {}.",
+                configPath == nullptr ? "" : configPath, vigil::rt::DeviceCount());
+    return ACL_SUCCESS;
+  });
+}
+
+ACL_FUNC_VISIBILITY aclError aclFinalize(void) {
+  return Guard("aclFinalize", [&]() -> aclError {
+    std::lock_guard<std::mutex> lock(g_init_mu);
+    if (!g_initialized) {
+      if (g_ever_finalized) {
+        VIGIL_RT_FAIL("aclFinalize failed: repeated finalization.");
+        return ACL_ERROR_REPEAT_FINALIZE;
+      }
+      // Lenient: aclInit is optional in Vigil, so finalizing without it is allowed.
+    }
+    // Join every stream worker so none outlives the process's static destructors.
+    vigil::rt::DestroyAllStreams();
+    g_initialized = false;
+    g_ever_finalized = true;
+    RT_RUN_INFO("aclFinalize success.");
+    return ACL_SUCCESS;
+  });
+}
+
+ACL_FUNC_VISIBILITY aclError aclrtGetDeviceCount(uint32_t* count) {
+  CHECK_NOT_NULL("aclrtGetDeviceCount", count);
+  *count = vigil::rt::DeviceCount();
+  return ACL_SUCCESS;
+}
+
+ACL_FUNC_VISIBILITY aclError aclrtSetDevice(int32_t deviceId) {
+  return Guard("aclrtSetDevice", [&] { return vigil::rt::SetCurrentDevice(deviceId); });
+}
+
+ACL_FUNC_VISIBILITY aclError aclrtResetDevice(int32_t deviceId) {
+  return Guard("aclrtResetDevice", [&] { return vigil::rt::ResetDevice(deviceId); });
+}
+
+ACL_FUNC_VISIBILITY aclError aclrtGetDevice(int32_t* deviceId) {
+  CHECK_NOT_NULL("aclrtGetDevice", deviceId);
+  REQUIRE_CURRENT_DEVICE("aclrtGetDevice", dev);
+  *deviceId = dev;
+  return ACL_SUCCESS;
+}
+
+ACL_FUNC_VISIBILITY aclError aclrtGetRunMode(aclrtRunMode* runMode) {
+  CHECK_NOT_NULL("aclrtGetRunMode", runMode);
+  *runMode = ACL_HOST;
+  return ACL_SUCCESS;
+}
+
+ACL_FUNC_VISIBILITY aclError aclrtMalloc(void** devPtr, size_t size, aclrtMemMallocPolicy policy) {
+  CHECK_NOT_NULL("aclrtMalloc", devPtr);
+  if (size == 0) {
+    VIGIL_RT_FAIL("aclrtMalloc failed: param size must be greater than 0.");
+    return ACL_ERROR_INVALID_PARAM;
+  }
+  if (static_cast<int>(policy) < ACL_MEM_MALLOC_HUGE_FIRST ||
+      static_cast<int>(policy) > ACL_MEM_MALLOC_NORMAL_ONLY_P2P) {
+    VIGIL_RT_FAIL("aclrtMalloc failed: param policy[{}] is not a valid aclrtMemMallocPolicy.",
+                  static_cast<int>(policy));
+    return ACL_ERROR_INVALID_PARAM;
+  }
+  REQUIRE_CURRENT_DEVICE("aclrtMalloc", dev);
+  return Guard("aclrtMalloc", [&] { return DeviceMemory::Instance().Alloc(dev, size, devPtr); });
+}
+
+ACL_FUNC_VISIBILITY aclError aclrtFree(void* devPtr) {
+  CHECK_NOT_NULL("aclrtFree", devPtr);
+  return Guard("aclrtFree", [&] { return DeviceMemory::Instance().Free(devPtr); });
+}
+
+ACL_FUNC_VISIBILITY aclError aclrtMallocHost(void** hostPtr, size_t size) {
+  CHECK_NOT_NULL("aclrtMallocHost", hostPtr);
+  if (size == 0) {
+    VIGIL_RT_FAIL("aclrtMallocHost failed: param size must be greater than 0.");
+    return ACL_ERROR_INVALID_PARAM;
+  }
+  return Guard("aclrtMallocHost", [&]() -> aclError {
+    void* p = nullptr;
+    if (posix_memalign(&p, 64, size) != 0) {
+      VIGIL_RT_FAIL("aclrtMallocHost failed: cannot allocate {} bytes of host memory.", size);
+      return ACL_ERROR_BAD_ALLOC;
+    }
+    std::lock_guard<std::mutex> lock(Hosts().mu);
+    Hosts().live.emplace(p, size);
+    *hostPtr = p;
+    return ACL_SUCCESS;
+  });
+}
+
+ACL_FUNC_VISIBILITY aclError aclrtFreeHost(void* hostPtr) {
+  CHECK_NOT_NULL("aclrtFreeHost", hostPtr);
+  {
+    std::lock_guard<std::mutex> lock(Hosts().mu);
+    auto it = Hosts().live.find(hostPtr);
+    if (it != Hosts().live.end()) {
+      Hosts().live.erase(it);
+      std::free(hostPtr);
+      return ACL_SUCCESS;
+    }
+  }
+  VIGIL_RT_FAIL("aclrtFreeHost failed: param hostPtr[{}] was not allocated by aclrtMallocHost "
+                "(double free or foreign pointer).", hostPtr);
+  return ACL_ERROR_RT_MEMORY_FREE;
+}
+
+namespace {
+
+aclError CheckMemcpyArgs(const char* api, void* dst, size_t destMax, const void* src, size_t count,
+                         aclrtMemcpyKind kind) {
+  CHECK_NOT_NULL(api, dst);
+  CHECK_NOT_NULL(api, src);
+  if (count > destMax) {
+    VIGIL_RT_FAIL("{} failed: param count[{}] is greater than destMax[{}].", api, count, destMax);
+    return ACL_ERROR_INVALID_PARAM;
+  }
+  if (!ValidKind(kind)) {
+    VIGIL_RT_FAIL("{} failed: param kind[{}] is not a valid aclrtMemcpyKind.", api,
+                  static_cast<int>(kind));
+    return ACL_ERROR_INVALID_PARAM;
+  }
+  return ACL_SUCCESS;
+}
+
+}  // namespace
+
+ACL_FUNC_VISIBILITY aclError aclrtMemcpy(void* dst, size_t destMax, const void* src, size_t count,
+                                         aclrtMemcpyKind kind) {
+  aclError rc = CheckMemcpyArgs("aclrtMemcpy", dst, destMax, src, count, kind);
+  if (rc != ACL_SUCCESS) return rc;
+  return Guard("aclrtMemcpy", [&]() -> aclError {
+    vigil::rt::CopyFault fault;
+    aclError copy_rc = DeviceMemory::Instance().CheckedCopy(dst, src, count, &fault);
+    if (copy_rc != ACL_SUCCESS) {
+      VIGIL_RT_FAIL("aclrtMemcpy failed: memory copy fault (sdma error), kind[{}], {}.",
+                    static_cast<int>(kind), vigil::rt::DescribeCopyFault(fault, dst, src, count));
+    }
+    return copy_rc;
+  });
+}
+
+ACL_FUNC_VISIBILITY aclError aclrtMemcpyAsync(void* dst, size_t destMax, const void* src,
+                                              size_t count, aclrtMemcpyKind kind,
+                                              aclrtStream stream) {
+  aclError rc = CheckMemcpyArgs("aclrtMemcpyAsync", dst, destMax, src, count, kind);
+  if (rc != ACL_SUCCESS) return rc;
+  return Guard("aclrtMemcpyAsync", [&]() -> aclError {
+    std::shared_ptr<Stream> s;
+    aclError src_rc = ResolveStream("aclrtMemcpyAsync", stream, &s);
+    if (src_rc != ACL_SUCCESS) return src_rc;
+    s->Enqueue(vigil::rt::TaskType::kMemcpy, [dst, src, count](std::string* detail) {
+      vigil::rt::CopyFault fault;
+      aclError copy_rc = DeviceMemory::Instance().CheckedCopy(dst, src, count, &fault);
+      if (copy_rc != ACL_SUCCESS) {
+        *detail = "sdma error: " + vigil::rt::DescribeCopyFault(fault, dst, src, count);
+      }
+      return copy_rc;
+    });
+    return ACL_SUCCESS;
+  });
+}
+
+ACL_FUNC_VISIBILITY aclError aclrtMemset(void* devPtr, size_t maxCount, int32_t value,
+                                         size_t count) {
+  CHECK_NOT_NULL("aclrtMemset", devPtr);
+  if (count > maxCount) {
+    VIGIL_RT_FAIL("aclrtMemset failed: param count[{}] is greater than maxCount[{}].", count,
+                  maxCount);
+    return ACL_ERROR_INVALID_PARAM;
+  }
+  return Guard("aclrtMemset", [&]() -> aclError {
+    vigil::rt::CopyFault fault;
+    aclError set_rc = DeviceMemory::Instance().Guarded(
+        devPtr, count, nullptr, 0, &fault, [&] { std::memset(devPtr, value, count); });
+    if (set_rc != ACL_SUCCESS) {
+      VIGIL_RT_FAIL("aclrtMemset failed: memory fault (sdma error), {}.",
+                    vigil::rt::DescribeCopyFault(fault, devPtr, nullptr, count));
+    }
+    return set_rc;
+  });
+}
+
+ACL_FUNC_VISIBILITY aclError aclrtGetMemInfo(int32_t attr, size_t* free, size_t* total) {
+  CHECK_NOT_NULL("aclrtGetMemInfo", free);
+  CHECK_NOT_NULL("aclrtGetMemInfo", total);
+  if (attr < ACL_DDR_MEM || attr > ACL_MEM_P2P_HUGE1G) {
+    VIGIL_RT_FAIL("aclrtGetMemInfo failed: param attr[{}] is not a valid aclrtMemAttr.", attr);
+    return ACL_ERROR_RT_INVALID_MEMORY_TYPE;
+  }
+  REQUIRE_CURRENT_DEVICE("aclrtGetMemInfo", dev);
+  const DeviceMemory& mem = DeviceMemory::Instance();
+  uint64_t budget = mem.Budget();
+  if (budget == 0) {  // unlimited: the host's physical memory stands in for the device's
+    long pages = sysconf(_SC_PHYS_PAGES);
+    long page = sysconf(_SC_PAGESIZE);
+    budget = pages > 0 && page > 0 ? static_cast<uint64_t>(pages) * static_cast<uint64_t>(page) : 0;
+  }
+  size_t used = mem.UsedBytes(dev);
+  *total = static_cast<size_t>(budget);
+  *free = used >= budget ? 0 : static_cast<size_t>(budget - used);
+  return ACL_SUCCESS;
+}
+
+ACL_FUNC_VISIBILITY aclError aclrtCreateStream(aclrtStream* stream) {
+  CHECK_NOT_NULL("aclrtCreateStream", stream);
+  REQUIRE_CURRENT_DEVICE("aclrtCreateStream", dev);
+  return Guard("aclrtCreateStream", [&]() -> aclError {
+    Stream* s = vigil::rt::CreateStream(dev);
+    *stream = s;
+    RT_DEBUG("Stream created: stream_id={}, device_id={}.", s->id(), dev);
+    return ACL_SUCCESS;
+  });
+}
+
+ACL_FUNC_VISIBILITY aclError aclrtDestroyStream(aclrtStream stream) {
+  CHECK_NOT_NULL("aclrtDestroyStream", stream);
+  return Guard("aclrtDestroyStream", [&]() -> aclError {
+    aclError rc = vigil::rt::DestroyStream(stream);
+    if (rc != ACL_SUCCESS) {
+      VIGIL_RT_FAIL("aclrtDestroyStream failed: param stream[{}] is not a valid stream (unknown "
+                    "or destroyed).", stream);
+    }
+    return rc;
+  });
+}
+
+ACL_FUNC_VISIBILITY aclError aclrtSynchronizeStreamWithTimeout(aclrtStream stream, int32_t timeout) {
+  if (timeout < -1 || timeout == 0) {
+    VIGIL_RT_FAIL("aclrtSynchronizeStreamWithTimeout failed: param timeout[{}] must be -1 "
+                  "(forever) or > 0 ms.", timeout);
+    return ACL_ERROR_INVALID_PARAM;
+  }
+  return Guard("aclrtSynchronizeStreamWithTimeout", [&]() -> aclError {
+    std::shared_ptr<Stream> s;
+    aclError rc = ResolveStream("aclrtSynchronizeStream", stream, &s);
+    if (rc != ACL_SUCCESS) return rc;
+    return s->Synchronize(timeout);
+  });
+}
+
+ACL_FUNC_VISIBILITY aclError aclrtSynchronizeStream(aclrtStream stream) {
+  return aclrtSynchronizeStreamWithTimeout(stream, -1);
+}
+
+ACL_FUNC_VISIBILITY aclError aclrtSynchronizeDeviceWithTimeout(int32_t timeout) {
+  if (timeout < -1 || timeout == 0) {
+    VIGIL_RT_FAIL("aclrtSynchronizeDeviceWithTimeout failed: param timeout[{}] must be -1 "
+                  "(forever) or > 0 ms.", timeout);
+    return ACL_ERROR_INVALID_PARAM;
+  }
+  REQUIRE_CURRENT_DEVICE("aclrtSynchronizeDevice", dev);
+  return Guard("aclrtSynchronizeDevice",
+               [&] { return vigil::rt::SynchronizeDeviceStreams(dev, timeout); });
+}
+
+ACL_FUNC_VISIBILITY aclError aclrtSynchronizeDevice(void) {
+  return aclrtSynchronizeDeviceWithTimeout(-1);
+}
+
+ACL_FUNC_VISIBILITY aclError aclrtCreateContext(aclrtContext* context, int32_t deviceId) {
+  CHECK_NOT_NULL("aclrtCreateContext", context);
+  aclError rc = vigil::rt::SetCurrentDevice(deviceId);
+  if (rc != ACL_SUCCESS) return rc;
+  return Guard("aclrtCreateContext", [&]() -> aclError {
+    auto* ctx = new int32_t(deviceId);  // the handle; its value is the device
+    std::lock_guard<std::mutex> lock(Ctxs().mu);
+    Ctxs().live.emplace(ctx, deviceId);
+    tls_context = ctx;
+    *context = ctx;
+    return ACL_SUCCESS;
+  });
+}
+
+ACL_FUNC_VISIBILITY aclError aclrtDestroyContext(aclrtContext context) {
+  CHECK_NOT_NULL("aclrtDestroyContext", context);
+  std::lock_guard<std::mutex> lock(Ctxs().mu);
+  auto it = Ctxs().live.find(context);
+  if (it == Ctxs().live.end()) {
+    VIGIL_RT_FAIL("aclrtDestroyContext failed: param context[{}] is not a valid context.", context);
+    return ACL_ERROR_RT_PARAM_INVALID;
+  }
+  Ctxs().live.erase(it);
+  if (tls_context == context) tls_context = nullptr;
+  delete static_cast<int32_t*>(context);
+  return ACL_SUCCESS;
+}
+
+ACL_FUNC_VISIBILITY aclError aclrtSetCurrentContext(aclrtContext context) {
+  CHECK_NOT_NULL("aclrtSetCurrentContext", context);
+  int32_t device = -1;
+  {
+    std::lock_guard<std::mutex> lock(Ctxs().mu);
+    auto it = Ctxs().live.find(context);
+    if (it == Ctxs().live.end()) {
+      VIGIL_RT_FAIL("aclrtSetCurrentContext failed: param context[{}] is not a valid context.",
+                    context);
+      return ACL_ERROR_RT_PARAM_INVALID;
+    }
+    device = it->second;
+  }
+  vigil::rt::BindThreadDevice(device);
+  tls_context = context;
+  return ACL_SUCCESS;
+}
+
+ACL_FUNC_VISIBILITY aclError aclrtGetCurrentContext(aclrtContext* context) {
+  CHECK_NOT_NULL("aclrtGetCurrentContext", context);
+  if (tls_context == nullptr) {
+    // A thread that only called aclrtSetDevice has the device's implicit context.
+    REQUIRE_CURRENT_DEVICE("aclrtGetCurrentContext", dev);
+    return Guard("aclrtGetCurrentContext", [&]() -> aclError {
+      static std::mutex mu;
+      static auto* implicit = new std::unordered_map<int32_t, aclrtContext>();
+      std::lock_guard<std::mutex> lock(mu);
+      aclrtContext& ctx = (*implicit)[dev];
+      if (ctx == nullptr) {
+        ctx = new int32_t(dev);
+        std::lock_guard<std::mutex> ctx_lock(Ctxs().mu);
+        Ctxs().live.emplace(ctx, dev);
+      }
+      *context = ctx;
+      return ACL_SUCCESS;
+    });
+  }
+  *context = tls_context;
+  return ACL_SUCCESS;
+}
+
+ACL_FUNC_VISIBILITY aclError aclrtCreateEvent(aclrtEvent* event) {
+  CHECK_NOT_NULL("aclrtCreateEvent", event);
+  REQUIRE_CURRENT_DEVICE("aclrtCreateEvent", dev);
+  return Guard("aclrtCreateEvent", [&]() -> aclError {
+    *event = vigil::rt::CreateEvent();
+    return ACL_SUCCESS;
+  });
+}
+
+ACL_FUNC_VISIBILITY aclError aclrtDestroyEvent(aclrtEvent event) {
+  CHECK_NOT_NULL("aclrtDestroyEvent", event);
+  aclError rc = vigil::rt::DestroyEvent(event);
+  if (rc != ACL_SUCCESS) {
+    VIGIL_RT_FAIL("aclrtDestroyEvent failed: param event[{}] is not a valid event (unknown or "
+                  "destroyed).", event);
+  }
+  return rc;
+}
+
+ACL_FUNC_VISIBILITY aclError aclrtRecordEvent(aclrtEvent event, aclrtStream stream) {
+  CHECK_NOT_NULL("aclrtRecordEvent", event);
+  return Guard("aclrtRecordEvent", [&]() -> aclError {
+    auto ev = ResolveEvent("aclrtRecordEvent", event);
+    if (!ev) return ACL_ERROR_RT_PARAM_INVALID;
+    std::shared_ptr<Stream> s;
+    aclError rc = ResolveStream("aclrtRecordEvent", stream, &s);
+    if (rc != ACL_SUCCESS) return rc;
+    uint64_t seq = ev->NextRecordSeq();
+    s->Enqueue(vigil::rt::TaskType::kEventRecord, [ev, seq](std::string*) {
+      ev->Complete(seq);
+      return ACL_SUCCESS;
+    });
+    return ACL_SUCCESS;
+  });
+}
+
+ACL_FUNC_VISIBILITY aclError aclrtStreamWaitEvent(aclrtStream stream, aclrtEvent event) {
+  CHECK_NOT_NULL("aclrtStreamWaitEvent", event);
+  return Guard("aclrtStreamWaitEvent", [&]() -> aclError {
+    auto ev = ResolveEvent("aclrtStreamWaitEvent", event);
+    if (!ev) return ACL_ERROR_RT_PARAM_INVALID;
+    std::shared_ptr<Stream> s;
+    aclError rc = ResolveStream("aclrtStreamWaitEvent", stream, &s);
+    if (rc != ACL_SUCCESS) return rc;
+    // Waits for the record enqueued last before this call; a never-recorded event is seq 0.
+    uint64_t seq = ev->LastRecordSeq();
+    s->Enqueue(vigil::rt::TaskType::kEventWait, [ev, seq](std::string*) {
+      ev->WaitFor(seq, -1);
+      return ACL_SUCCESS;
+    });
+    return ACL_SUCCESS;
+  });
+}
+
+ACL_FUNC_VISIBILITY aclError aclrtSynchronizeEventWithTimeout(aclrtEvent event, int32_t timeout) {
+  CHECK_NOT_NULL("aclrtSynchronizeEvent", event);
+  if (timeout < -1 || timeout == 0) {
+    VIGIL_RT_FAIL("aclrtSynchronizeEventWithTimeout failed: param timeout[{}] must be -1 "
+                  "(forever) or > 0 ms.", timeout);
+    return ACL_ERROR_INVALID_PARAM;
+  }
+  return Guard("aclrtSynchronizeEvent", [&]() -> aclError {
+    auto ev = ResolveEvent("aclrtSynchronizeEvent", event);
+    if (!ev) return ACL_ERROR_RT_PARAM_INVALID;
+    uint64_t seq = ev->LastRecordSeq();
+    if (!ev->WaitFor(seq, timeout)) {
+      VIGIL_RT_FAIL("aclrtSynchronizeEventWithTimeout failed: event[{}] record {} not complete "
+                    "after {} ms.", event, seq, timeout);
+      return ACL_ERROR_RT_EVENT_SYNC_TIMEOUT;
+    }
+    return ACL_SUCCESS;
+  });
+}
+
+ACL_FUNC_VISIBILITY aclError aclrtSynchronizeEvent(aclrtEvent event) {
+  return aclrtSynchronizeEventWithTimeout(event, -1);
+}
+
+}  // extern "C"

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <string>
 
 #include "acl/acl_base.h"
 
@@ -16,5 +17,12 @@ aclError SetCurrentDevice(int32_t device);
 int32_t CurrentDevice();
 // Releases a device's streams and events created by this process; memory stays mapped.
 aclError ResetDevice(int32_t device);
+
+// Stream workers: make `device` this thread's current device without opening/counting it.
+void BindThreadDevice(int32_t device);
+
+// The last RT error message logged on this thread (aclGetRecentErrMsg); "" when none.
+const std::string& RecentErrorMessage();
+void SetRecentErrorMessage(std::string message);
 
 }  // namespace vigil::rt

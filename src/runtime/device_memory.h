@@ -37,6 +37,13 @@ struct CopyFault {
   AddrCheck check;      // the faulting side's address check
 };
 
+const char* AddrStateName(AddrState state);  // "host", "live", "freed", "overflow"
+
+// One line for logs and task-failure details: which side, address, size, and the allocation
+// it hit, e.g. "dst[0x7f..] size[0x80] touches freed memory (CCL input buffer, base[0x7f..],
+// size[0x1000], device 1)".
+std::string DescribeCopyFault(const CopyFault& fault, const void* dst, const void* src, size_t n);
+
 class DeviceMemory {
  public:
   static DeviceMemory& Instance();
@@ -65,6 +72,8 @@ class DeviceMemory {
 
   size_t UsedBytes(int32_t device) const;
   uint64_t Budget() const;  // 0 = unlimited
+  size_t FreedRecordCount() const;  // bounded (kMaxFreedRecords); tests
+  static constexpr size_t kMaxFreedRecords = 4096;
 
  private:
   DeviceMemory() = default;

@@ -30,8 +30,11 @@ class Event {
 };
 
 Event* EventFromHandle(void* handle);
-Event* CreateEvent();
-aclError DestroyEvent(void* handle);
+// Same, keeping the event alive (tasks that record or wait on it hold this reference).
+std::shared_ptr<Event> EventRef(void* handle);
+Event* CreateEvent();  // belongs to the calling thread's current device
+aclError DestroyEvent(void* handle);  // ACL_ERROR_RT_PARAM_INVALID for an unknown handle
+void DestroyDeviceEvents(int32_t device);
 
 class Notify {
  public:

@@ -50,17 +50,34 @@ class Stream {
   // ACL_ERROR_RT_REPORT_TIMEOUT on timeout, else ACL_SUCCESS.
   aclError Synchronize(int32_t timeout_ms = -1);
 
+  // Tasks enqueued so far and tasks finished (run or dropped); for diagnostics.
+  uint32_t LastTaskId() const;
+  uint32_t CompletedTaskId() const;
+
  private:
+  void ReportFailure(const TaskFailInfo& info);  // log, callbacks, enter the dropping state
   struct Impl;
   std::unique_ptr<Impl> impl_;
   uint32_t id_;
   int32_t device_;
 };
 
+const char* TaskTypeName(TaskType type);  // "Memcpy", "NotifyWait", ...
+
 // aclrtStream handles are Stream*; this validates a handle (nullptr when unknown/destroyed).
 Stream* StreamFromHandle(void* handle);
+// Same, but keeps the stream alive while the caller uses it (a concurrent DestroyStream then
+// only unregisters it; the last reference joins the worker).
+std::shared_ptr<Stream> StreamRef(void* handle);
+// The device's default stream (CANN's null aclrtStream), created on first use.
+std::shared_ptr<Stream> DefaultStream(int32_t device);
 Stream* CreateStream(int32_t device);     // registers the handle
 aclError DestroyStream(void* handle);     // ACL_ERROR_RT_PARAM_INVALID for an unknown handle
+// aclrtResetDevice / aclFinalize: destroys the device's (or every) registered stream.
+void DestroyDeviceStreams(int32_t device);
+void DestroyAllStreams();
+// aclrtSynchronizeDevice: synchronizes every stream of the device; the first error.
+aclError SynchronizeDeviceStreams(int32_t device, int32_t timeout_ms = -1);
 
 using TaskFailCallback = std::function<void(const TaskFailInfo&)>;
 // Returns a registration id; callbacks run on the failing stream's worker thread.

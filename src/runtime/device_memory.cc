@@ -1,0 +1,369 @@
+// Device memory: mmap'ed host memory under a per-device budget, plus an address map.
+//
+// A freed allocation keeps its address range reserved (remapped PROT_NONE, pages released) so
+// nothing else in the process can be placed there while the freed record exists: a later copy
+// into it is then reliably a use-after-free, never a false alarm on unrelated host memory.
+// Only the newest kMaxFreedRecords are kept; an evicted record's range is unmapped for real.
+#include "runtime/device_memory.h"
+
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include <cstring>
+#include <deque>
+#include <map>
+#include <mutex>
+#include <shared_mutex>
+#include <unordered_map>
+
+#include "common/env_config.h"
+#include "log/plog.h"
+#include "runtime/rt_log.h"
+
+namespace vigil::rt {
+namespace {
+
+struct LiveAlloc {
+  size_t size;
+  size_t map_len;   // mapped length (size rounded up to pages); 0 for registered memory
+  int32_t device;
+  std::string purpose;
+};
+
+struct FreedAlloc {
+  size_t size;
+  size_t map_len;   // > 0: we still hold the PROT_NONE reservation and must munmap it
+  int32_t device;
+  std::string purpose;
+  uint64_t seq;     // matches freed_order entries (stale ones are skipped)
+};
+
+size_t PageSize() {
+  static const size_t page = static_cast<size_t>(sysconf(_SC_PAGESIZE));
+  return page;
+}
+
+uintptr_t EndOf(uintptr_t p, size_t n) {
+  uintptr_t end = p + n;
+  return end < p ? UINTPTR_MAX : end;  // saturate instead of wrapping
+}
+
+}  // namespace
+
+struct DeviceMemory::Impl {
+  mutable std::shared_mutex mu;
+  std::map<uintptr_t, LiveAlloc> live;
+  std::map<uintptr_t, FreedAlloc> freed;
+  std::deque<std::pair<uintptr_t, uint64_t>> freed_order;  // oldest first
+  uint64_t freed_seq = 0;
+  std::unordered_map<int32_t, size_t> used;
+
+  // Drops freed records overlapping [p, end): that range now belongs to a new allocation.
+  void DropFreedOverlapping(uintptr_t p, uintptr_t end) {
+    auto it = freed.lower_bound(p);
+    if (it != freed.begin()) {
+      auto prev = std::prev(it);
+      if (EndOf(prev->first, std::max(prev->second.size, prev->second.map_len)) > p) it = prev;
+    }
+    while (it != freed.end() && it->first < end) it = freed.erase(it);
+  }
+
+  void AddFreed(uintptr_t base, FreedAlloc rec) {
+    rec.seq = ++freed_seq;
+    freed_order.emplace_back(base, rec.seq);
+    freed[base] = std::move(rec);
+    while (freed.size() > kMaxFreedRecords && !freed_order.empty()) {
+      auto [old_base, old_seq] = freed_order.front();
+      freed_order.pop_front();
+      auto it = freed.find(old_base);
+      if (it == freed.end() || it->second.seq != old_seq) continue;  // stale
+      if (it->second.map_len > 0) munmap(reinterpret_cast<void*>(old_base), it->second.map_len);
+      freed.erase(it);
+    }
+    // Stale entries (records dropped by reuse) are skipped lazily; compact when they pile up.
+    if (freed_order.size() > 2 * kMaxFreedRecords) {
+      std::deque<std::pair<uintptr_t, uint64_t>> kept;
+      for (auto& e : freed_order) {
+        auto it = freed.find(e.first);
+        if (it != freed.end() && it->second.seq == e.second) kept.push_back(e);
+      }
+      freed_order.swap(kept);
+    }
+  }
+
+  AddrCheck CheckLocked(const void* ptr, size_t size) const {
+    AddrCheck check;
+    const uintptr_t p = reinterpret_cast<uintptr_t>(ptr);
+    const uintptr_t end = EndOf(p, size == 0 ? 1 : size);
+    auto it = live.upper_bound(p);
+    if (it != live.begin()) {
+      --it;
+      const LiveAlloc& a = it->second;
+      // The page padding after an allocation is still "past its end".
+      const uintptr_t alloc_end = EndOf(it->first, a.size);
+      const uintptr_t map_end = EndOf(it->first, std::max(a.size, a.map_len));
+      if (p < map_end) {
+        check.state = (p < alloc_end && end <= alloc_end) ? AddrState::kLive : AddrState::kOverflow;
+        check.device = a.device;
+        check.alloc_base = it->first;
+        check.alloc_size = a.size;
+        check.purpose = a.purpose;
+        return check;
+      }
+    }
+    auto ft = freed.lower_bound(end);
+    if (ft != freed.begin()) {
+      --ft;
+      const FreedAlloc& f = ft->second;
+      if (EndOf(ft->first, std::max(f.size, f.map_len)) > p) {
+        check.state = AddrState::kFreed;
+        check.device = f.device;
+        check.alloc_base = ft->first;
+        check.alloc_size = f.size;
+        check.purpose = f.purpose;
+      }
+    }
+    return check;
+  }
+};
+
+const char* AddrStateName(AddrState state) {
+  switch (state) {
+    case AddrState::kHost: return "host";
+    case AddrState::kLive: return "live";
+    case AddrState::kFreed: return "freed";
+    case AddrState::kOverflow: return "overflow";
+  }
+  return "unknown";
+}
+
+std::string DescribeCopyFault(const CopyFault& fault, const void* dst, const void* src, size_t n) {
+  const AddrCheck& c = fault.check;
+  const void* side = fault.on_dst ? dst : src;
+  std::string what = c.state == AddrState::kFreed
+                         ? "touches freed memory"
+                         : "runs past the end of its allocation";
+  return fmt::format(
+      "{}[{}] size[{:#x}] {} ({}, base[{:#x}], size[{:#x}], device {}); src[{}] dst[{}]",
+      fault.on_dst ? "dst" : "src", side, n, what, c.purpose.empty() ? "device memory" : c.purpose,
+      c.alloc_base, c.alloc_size, c.device, src, dst);
+}
+
+DeviceMemory& DeviceMemory::Instance() {
+  static DeviceMemory* instance = new DeviceMemory();  // leaked: stream workers outlive statics
+  return *instance;
+}
+
+DeviceMemory::Impl* DeviceMemory::impl() {
+  static Impl* impl = new Impl();
+  return impl;
+}
+
+const DeviceMemory::Impl* DeviceMemory::impl() const {
+  return const_cast<DeviceMemory*>(this)->impl();
+}
+
+uint64_t DeviceMemory::Budget() const { return Env().device_memory; }
+
+aclError DeviceMemory::Alloc(int32_t device, size_t size, void** out, const std::string& purpose) {
+  if (out == nullptr) {
+    VIGIL_RT_FAIL("Device malloc failed: devPtr is nullptr (device {}, size {}).", device, size);
+    return ACL_ERROR_INVALID_PARAM;
+  }
+  *out = nullptr;
+  if (size == 0) {
+    VIGIL_RT_FAIL("Device malloc failed: size is 0 (device {}).", device);
+    return ACL_ERROR_INVALID_PARAM;
+  }
+  Impl& m = *impl();
+  const uint64_t budget = Budget();
+  {
+    std::unique_lock<std::shared_mutex> lock(m.mu);
+    size_t& used = m.used[device];
+    if (budget != 0 && (size > budget || used > budget - size)) {
+      size_t used_now = used;
+      lock.unlock();
+      VIGIL_RT_FAIL(
+          "Device malloc failed: out of device memory on device {}: requested size={} bytes, "
+          "used={} bytes, budget={} bytes (VIGIL_DEVICE_MEMORY), purpose={}.",
+          device, size, used_now, budget, purpose);
+      return ACL_ERROR_RT_MEMORY_ALLOCATION;
+    }
+    used += size;  // reserved before mapping so concurrent allocations cannot overshoot
+  }
+  const size_t page = PageSize();
+  const size_t map_len = (size + page - 1) / page * page;
+  void* p = map_len < size ? MAP_FAILED
+                           : mmap(nullptr, map_len, PROT_READ | PROT_WRITE,
+                                  MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+  if (p == MAP_FAILED) {
+    int err = errno;
+    {
+      std::unique_lock<std::shared_mutex> lock(m.mu);
+      m.used[device] -= size;
+    }
+    VIGIL_RT_FAIL("Device malloc failed: mmap of {} bytes on device {} failed: {}.", size, device,
+                  std::strerror(err));
+    return ACL_ERROR_RT_MEMORY_ALLOCATION;
+  }
+  if (map_len >= (2u << 20)) madvise(p, map_len, MADV_HUGEPAGE);  // like HUGE_FIRST; best effort
+  const uintptr_t base = reinterpret_cast<uintptr_t>(p);
+  {
+    std::unique_lock<std::shared_mutex> lock(m.mu);
+    m.DropFreedOverlapping(base, EndOf(base, map_len));
+    m.live[base] = LiveAlloc{size, map_len, device, purpose};
+  }
+  *out = p;
+  return ACL_SUCCESS;
+}
+
+aclError DeviceMemory::Free(void* ptr) {
+  if (ptr == nullptr) {
+    VIGIL_RT_FAIL("Device free failed: devPtr is nullptr.");
+    return ACL_ERROR_INVALID_PARAM;
+  }
+  Impl& m = *impl();
+  std::unique_lock<std::shared_mutex> lock(m.mu);
+  const uintptr_t p = reinterpret_cast<uintptr_t>(ptr);
+  auto it = m.live.find(p);
+  if (it == m.live.end() || it->second.map_len == 0) {
+    std::string why;
+    if (it != m.live.end()) {
+      why = fmt::format("registered memory ({}, size {}) must be unregistered, not freed",
+                        it->second.purpose, it->second.size);
+    } else if (m.freed.count(p) != 0) {
+      why = fmt::format("double free: already freed ({}, size {}, device {})",
+                        m.freed.at(p).purpose, m.freed.at(p).size, m.freed.at(p).device);
+    } else {
+      AddrCheck c = m.CheckLocked(ptr, 1);
+      if (c.state == AddrState::kLive || c.state == AddrState::kOverflow) {
+        why = fmt::format("interior pointer of allocation base[{:#x}] size {} on device {}",
+                          c.alloc_base, c.alloc_size, c.device);
+      } else {
+        why = "not a device allocation (foreign pointer)";
+      }
+    }
+    lock.unlock();
+    VIGIL_RT_FAIL("Device free failed: devPtr[{}] is invalid: {}.", ptr, why);
+    return ACL_ERROR_RT_MEMORY_FREE;
+  }
+  LiveAlloc a = std::move(it->second);
+  m.live.erase(it);
+  m.used[a.device] -= a.size;
+  // Release the pages but keep the range reserved while its freed record exists.
+  void* r = mmap(ptr, a.map_len, PROT_NONE, MAP_FIXED | MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE,
+                 -1, 0);
+  size_t reserved = r == MAP_FAILED ? 0 : a.map_len;
+  if (r == MAP_FAILED) munmap(ptr, a.map_len);
+  m.AddFreed(p, FreedAlloc{a.size, reserved, a.device, std::move(a.purpose), 0});
+  return ACL_SUCCESS;
+}
+
+aclError DeviceMemory::Register(int32_t device, void* ptr, size_t size, const std::string& purpose) {
+  if (ptr == nullptr || size == 0) {
+    VIGIL_RT_FAIL("Register device memory failed: {} (device {}, purpose {}).",
+                  ptr == nullptr ? "ptr is nullptr" : "size is 0", device, purpose);
+    return ACL_ERROR_INVALID_PARAM;
+  }
+  Impl& m = *impl();
+  const uint64_t budget = Budget();
+  const uintptr_t base = reinterpret_cast<uintptr_t>(ptr);
+  std::unique_lock<std::shared_mutex> lock(m.mu);
+  // Reject overlap with any live range.
+  auto it = m.live.lower_bound(EndOf(base, size));
+  if (it != m.live.begin()) {
+    --it;
+    if (EndOf(it->first, std::max(it->second.size, it->second.map_len)) > base) {
+      uintptr_t other = it->first;
+      lock.unlock();
+      VIGIL_RT_FAIL("Register device memory failed: ptr[{}] size {} overlaps live allocation "
+                    "base[{:#x}] ({}).", ptr, size, other, purpose);
+      return ACL_ERROR_INVALID_PARAM;
+    }
+  }
+  size_t& used = m.used[device];
+  if (budget != 0 && (size > budget || used > budget - size)) {
+    size_t used_now = used;
+    lock.unlock();
+    VIGIL_RT_FAIL(
+        "Register device memory failed: out of device memory on device {}: requested size={} "
+        "bytes, used={} bytes, budget={} bytes (VIGIL_DEVICE_MEMORY), purpose={}.",
+        device, size, used_now, budget, purpose);
+    return ACL_ERROR_RT_MEMORY_ALLOCATION;
+  }
+  used += size;
+  m.DropFreedOverlapping(base, EndOf(base, size));
+  m.live[base] = LiveAlloc{size, 0, device, purpose};
+  return ACL_SUCCESS;
+}
+
+aclError DeviceMemory::Unregister(void* ptr) {
+  Impl& m = *impl();
+  std::unique_lock<std::shared_mutex> lock(m.mu);
+  auto it = m.live.find(reinterpret_cast<uintptr_t>(ptr));
+  if (ptr == nullptr || it == m.live.end() || it->second.map_len != 0) {
+    lock.unlock();
+    VIGIL_RT_FAIL("Unregister device memory failed: ptr[{}] is not registered memory.", ptr);
+    return ptr == nullptr ? ACL_ERROR_INVALID_PARAM : ACL_ERROR_RT_MEMORY_FREE;
+  }
+  LiveAlloc a = std::move(it->second);
+  m.live.erase(it);
+  m.used[a.device] -= a.size;
+  // The caller unmaps it; the freed record makes in-flight copies into it fail cleanly.
+  m.AddFreed(reinterpret_cast<uintptr_t>(ptr), FreedAlloc{a.size, 0, a.device, std::move(a.purpose), 0});
+  return ACL_SUCCESS;
+}
+
+AddrCheck DeviceMemory::Check(const void* ptr, size_t size) const {
+  std::shared_lock<std::shared_mutex> lock(impl()->mu);
+  return impl()->CheckLocked(ptr, size);
+}
+
+bool DeviceMemory::LockShared() const {
+  impl()->mu.lock_shared();
+  return true;
+}
+
+void DeviceMemory::UnlockShared() const { impl()->mu.unlock_shared(); }
+
+bool DeviceMemory::CheckRanges(void* dst, size_t dst_n, const void* src, size_t src_n,
+                               CopyFault* fault) const {
+  auto bad = [](AddrState s) { return s == AddrState::kFreed || s == AddrState::kOverflow; };
+  if (dst != nullptr && dst_n > 0) {
+    AddrCheck c = impl()->CheckLocked(dst, dst_n);
+    if (bad(c.state)) {
+      if (fault != nullptr) *fault = CopyFault{true, true, std::move(c)};
+      return false;
+    }
+  }
+  if (src != nullptr && src_n > 0) {
+    AddrCheck c = impl()->CheckLocked(src, src_n);
+    if (bad(c.state)) {
+      if (fault != nullptr) *fault = CopyFault{true, false, std::move(c)};
+      return false;
+    }
+  }
+  if (fault != nullptr) *fault = CopyFault{};
+  return true;
+}
+
+aclError DeviceMemory::CheckedCopy(void* dst, const void* src, size_t n, CopyFault* fault) {
+  if (n == 0) {
+    if (fault != nullptr) *fault = CopyFault{};
+    return ACL_SUCCESS;
+  }
+  return Guarded(dst, n, src, n, fault, [&] { std::memmove(dst, src, n); });
+}
+
+size_t DeviceMemory::UsedBytes(int32_t device) const {
+  std::shared_lock<std::shared_mutex> lock(impl()->mu);
+  auto it = impl()->used.find(device);
+  return it == impl()->used.end() ? 0 : it->second;
+}
+
+size_t DeviceMemory::FreedRecordCount() const {
+  std::shared_lock<std::shared_mutex> lock(impl()->mu);
+  return impl()->freed.size();
+}
+
+}  // namespace vigil::rt

@@ -1,0 +1,328 @@
+// Streams: one worker thread per stream runs tasks in FIFO order.
+//
+// Cheap enqueue: Enqueue takes the stream mutex once and wakes the worker only when it sleeps;
+// the worker swaps the whole pending queue out under the lock and runs the batch unlocked.
+// Completion is published per task through an atomic counter, so a Synchronize waiting for an
+// earlier task is not held up by a later blocking task of the same batch; the worker takes the
+// mutex to wake a waiter only when one is registered.
+#include "runtime/stream.h"
+
+#include <pthread.h>
+
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <map>
+#include <mutex>
+#include <thread>
+#include <unordered_map>
+#include <vector>
+
+#include "log/plog.h"
+#include "runtime/device.h"
+#include "runtime/rt_log.h"
+
+namespace vigil::rt {
+namespace {
+
+std::atomic<uint32_t> g_next_stream_id{2};  // CANN's user streams start at small ids
+
+struct CallbackRegistry {
+  std::mutex mu;
+  int next_id = 1;
+  std::map<int, std::shared_ptr<TaskFailCallback>> callbacks;
+};
+
+CallbackRegistry& Callbacks() {
+  static CallbackRegistry* registry = new CallbackRegistry();  // leaked: workers may outlive statics
+  return *registry;
+}
+
+struct StreamRegistry {
+  std::mutex mu;
+  std::unordered_map<void*, std::shared_ptr<Stream>> streams;
+  std::map<int32_t, std::shared_ptr<Stream>> defaults;  // per device
+};
+
+StreamRegistry& Registry() {
+  static StreamRegistry* registry = new StreamRegistry();  // leaked, as above
+  return *registry;
+}
+
+}  // namespace
+
+const char* TaskTypeName(TaskType type) {
+  switch (type) {
+    case TaskType::kMemcpy: return "Memcpy";
+    case TaskType::kMemset: return "Memset";
+    case TaskType::kNotifyRecord: return "NotifyRecord";
+    case TaskType::kNotifyWait: return "NotifyWait";
+    case TaskType::kEventRecord: return "EventRecord";
+    case TaskType::kEventWait: return "EventWait";
+    case TaskType::kKernel: return "Kernel";
+    case TaskType::kHccl: return "Hccl";
+  }
+  return "Unknown";
+}
+
+struct Stream::Impl {
+  struct Task {
+    uint32_t id;
+    TaskType type;
+    TaskFn fn;
+  };
+
+  mutable std::mutex mu;
+  std::condition_variable cv_work;   // worker sleeps here when the queue is empty
+  std::condition_variable cv_done;   // Synchronize waits here
+  std::vector<Task> pending;         // guarded by mu
+  uint32_t last_id = 0;              // guarded by mu: id of the last enqueued task
+  bool worker_sleeping = false;      // guarded by mu
+  bool stopping = false;             // guarded by mu
+  aclError first_error = ACL_SUCCESS;  // guarded by mu: first failure since the last Synchronize
+  std::atomic<uint32_t> completed{0};  // id of the last task run or dropped
+  std::atomic<int> sync_waiters{0};
+  std::atomic<bool> failing{false};    // drop tasks until the next Synchronize
+  std::thread worker;
+};
+
+Stream::Stream(int32_t device)
+    : impl_(std::make_unique<Impl>()), id_(g_next_stream_id.fetch_add(1)), device_(device) {
+  impl_->pending.reserve(64);
+  impl_->worker = std::thread([this] {
+    std::string name = "vigil_strm" + std::to_string(id_);
+    pthread_setname_np(pthread_self(), name.substr(0, 15).c_str());
+    BindThreadDevice(device_);
+    Impl& s = *impl_;
+    std::vector<Impl::Task> batch;
+    batch.reserve(64);
+    std::unique_lock<std::mutex> lock(s.mu);
+    for (;;) {
+      while (s.pending.empty() && !s.stopping) {
+        s.worker_sleeping = true;
+        s.cv_work.wait(lock);
+        s.worker_sleeping = false;
+      }
+      if (s.pending.empty()) break;  // stopping, and everything queued has run
+      batch.swap(s.pending);
+      lock.unlock();
+      for (Impl::Task& task : batch) {
+        // Event records still run on a failed stream: they only mark progress, and dropping
+        // them would leave host waiters blocked forever.
+        bool drop = s.failing.load(std::memory_order_relaxed) && task.type != TaskType::kEventRecord;
+        if (!drop) {
+          std::string detail;
+          aclError rc;
+          try {
+            rc = task.fn(&detail);
+          } catch (const std::exception& e) {
+            rc = ACL_ERROR_RT_INTERNAL_ERROR;
+            detail = std::string("task threw: ") + e.what();
+          }
+          if (rc != ACL_SUCCESS) {
+            TaskFailInfo info;
+            info.device = device_;
+            info.stream_id = id_;
+            info.task_id = task.id;
+            info.retcode = rc;
+            info.type = task.type;
+            info.detail = std::move(detail);
+            ReportFailure(info);
+          }
+        }
+        task.fn = nullptr;  // release what the task captured before signalling completion
+        s.completed.store(task.id);
+        if (s.sync_waiters.load() > 0) {
+          { std::lock_guard<std::mutex> wake(s.mu); }
+          s.cv_done.notify_all();
+        }
+      }
+      batch.clear();
+      lock.lock();
+    }
+  });
+}
+
+void Stream::ReportFailure(const TaskFailInfo& info) {
+  VIGIL_RT_FAIL(
+      "Task execute failed, device_id={}, stream_id={}, task_id={}, task_type={}, retCode={:#x}"
+      "({}), {}",
+      info.device, info.stream_id, info.task_id, TaskTypeName(info.type), info.retcode,
+      info.retcode, info.detail.empty() ? "no detail" : info.detail);
+  std::vector<std::shared_ptr<TaskFailCallback>> callbacks;
+  {
+    std::lock_guard<std::mutex> lock(Callbacks().mu);
+    for (auto& [id, cb] : Callbacks().callbacks) callbacks.push_back(cb);
+  }
+  for (auto& cb : callbacks) (*cb)(info);
+  std::lock_guard<std::mutex> lock(impl_->mu);
+  if (impl_->first_error == ACL_SUCCESS) impl_->first_error = info.retcode;
+  impl_->failing.store(true);
+}
+
+Stream::~Stream() {
+  {
+    std::lock_guard<std::mutex> lock(impl_->mu);
+    impl_->stopping = true;
+  }
+  impl_->cv_work.notify_one();
+  if (impl_->worker.joinable()) {
+    if (impl_->worker.get_id() == std::this_thread::get_id()) {
+      // Destroyed from one of its own tasks: the worker cannot join itself; it exits after
+      // this task because stopping is set and nothing more can be enqueued.
+      impl_->worker.detach();
+    } else {
+      impl_->worker.join();
+    }
+  }
+}
+
+uint32_t Stream::Enqueue(TaskType type, TaskFn fn) {
+  Impl& s = *impl_;
+  std::lock_guard<std::mutex> lock(s.mu);
+  uint32_t id = ++s.last_id;
+  s.pending.push_back(Impl::Task{id, type, std::move(fn)});
+  if (s.worker_sleeping) s.cv_work.notify_one();
+  return id;
+}
+
+uint32_t Stream::PeekNextTaskId() const {
+  std::lock_guard<std::mutex> lock(impl_->mu);
+  return impl_->last_id + 1;
+}
+
+uint32_t Stream::LastTaskId() const {
+  std::lock_guard<std::mutex> lock(impl_->mu);
+  return impl_->last_id;
+}
+
+uint32_t Stream::CompletedTaskId() const { return impl_->completed.load(); }
+
+aclError Stream::Synchronize(int32_t timeout_ms) {
+  Impl& s = *impl_;
+  if (s.worker.get_id() == std::this_thread::get_id()) {
+    VIGIL_RT_FAIL("Stream synchronize failed: stream_id={} synchronized from its own task.", id_);
+    return ACL_ERROR_RT_INTERNAL_ERROR;
+  }
+  std::unique_lock<std::mutex> lock(s.mu);
+  const uint32_t target = s.last_id;
+  auto done = [&] { return s.completed.load() >= target; };
+  s.sync_waiters.fetch_add(1);
+  bool finished = true;
+  if (timeout_ms < 0) {
+    s.cv_done.wait(lock, done);
+  } else {
+    finished = s.cv_done.wait_for(lock, std::chrono::milliseconds(timeout_ms), done);
+  }
+  s.sync_waiters.fetch_sub(1);
+  if (!finished) {
+    uint32_t completed = s.completed.load();
+    lock.unlock();
+    VIGIL_RT_FAIL(
+        "Stream synchronize timeout: device_id={}, stream_id={}, timeout={}ms, last task_id={}, "
+        "completed task_id={}, executing task_id={}.",
+        device_, id_, timeout_ms, target, completed, completed + 1);
+    return ACL_ERROR_RT_STREAM_SYNC_TIMEOUT;
+  }
+  aclError err = s.first_error;
+  s.first_error = ACL_SUCCESS;
+  s.failing.store(false);
+  return err;
+}
+
+Stream* StreamFromHandle(void* handle) { return StreamRef(handle).get(); }
+
+std::shared_ptr<Stream> StreamRef(void* handle) {
+  if (handle == nullptr) return nullptr;
+  std::lock_guard<std::mutex> lock(Registry().mu);
+  auto it = Registry().streams.find(handle);
+  return it == Registry().streams.end() ? nullptr : it->second;
+}
+
+std::shared_ptr<Stream> DefaultStream(int32_t device) {
+  std::lock_guard<std::mutex> lock(Registry().mu);
+  auto& slot = Registry().defaults[device];
+  if (!slot) slot = std::make_shared<Stream>(device);
+  return slot;
+}
+
+Stream* CreateStream(int32_t device) {
+  auto stream = std::make_shared<Stream>(device);
+  Stream* raw = stream.get();
+  std::lock_guard<std::mutex> lock(Registry().mu);
+  Registry().streams.emplace(raw, std::move(stream));
+  return raw;
+}
+
+aclError DestroyStream(void* handle) {
+  std::shared_ptr<Stream> stream;
+  {
+    std::lock_guard<std::mutex> lock(Registry().mu);
+    auto it = Registry().streams.find(handle);
+    if (it == Registry().streams.end()) return ACL_ERROR_RT_PARAM_INVALID;
+    stream = std::move(it->second);
+    Registry().streams.erase(it);
+  }
+  stream.reset();  // drains and joins unless another thread still holds a reference
+  return ACL_SUCCESS;
+}
+
+void DestroyDeviceStreams(int32_t device) {
+  std::vector<std::shared_ptr<Stream>> doomed;
+  {
+    std::lock_guard<std::mutex> lock(Registry().mu);
+    auto& streams = Registry().streams;
+    for (auto it = streams.begin(); it != streams.end();) {
+      if (device < 0 || it->second->device() == device) {
+        doomed.push_back(std::move(it->second));
+        it = streams.erase(it);
+      } else {
+        ++it;
+      }
+    }
+    auto& defaults = Registry().defaults;
+    for (auto it = defaults.begin(); it != defaults.end();) {
+      if (device < 0 || it->first == device) {
+        doomed.push_back(std::move(it->second));
+        it = defaults.erase(it);
+      } else {
+        ++it;
+      }
+    }
+  }
+  doomed.clear();  // outside the registry lock: each destructor drains and joins
+}
+
+void DestroyAllStreams() { DestroyDeviceStreams(-1); }
+
+aclError SynchronizeDeviceStreams(int32_t device, int32_t timeout_ms) {
+  std::vector<std::shared_ptr<Stream>> streams;
+  {
+    std::lock_guard<std::mutex> lock(Registry().mu);
+    for (auto& [handle, stream] : Registry().streams) {
+      if (stream->device() == device) streams.push_back(stream);
+    }
+    auto it = Registry().defaults.find(device);
+    if (it != Registry().defaults.end()) streams.push_back(it->second);
+  }
+  aclError first = ACL_SUCCESS;
+  for (auto& stream : streams) {
+    aclError rc = stream->Synchronize(timeout_ms);
+    if (first == ACL_SUCCESS) first = rc;
+  }
+  return first;
+}
+
+int RegisterTaskFailCallback(TaskFailCallback cb) {
+  std::lock_guard<std::mutex> lock(Callbacks().mu);
+  int id = Callbacks().next_id++;
+  Callbacks().callbacks.emplace(id, std::make_shared<TaskFailCallback>(std::move(cb)));
+  return id;
+}
+
+void UnregisterTaskFailCallback(int id) {
+  std::lock_guard<std::mutex> lock(Callbacks().mu);
+  Callbacks().callbacks.erase(id);
+}
+
+}  // namespace vigil::rt
