@@ -47,7 +47,7 @@ struct EnvConfig {
   std::vector<Echo> echoes;  // one per variable, in a stable order
 
   // Every variable that failed validation (its field keeps the default). The fields are the
-  // arguments of EI0001, in the catalogue's order: name, value, expected.
+  // arguments of EI0001 as ScreenError("EI0001", {value, name, expected}) takes them.
   struct Invalid {
     std::string name;
     std::string value;

@@ -20,6 +20,9 @@ struct ErrorCodeInfo {
   bool screen_cause = true;
   // What `vigil diagnose` tells the user to check first (Vigil's own text, not HCCL's).
   std::string_view advice = {};
+  // Names of the template's arguments in order, as HCCL's catalogue lists them
+  // ("value, env, expect"): the order callers pass `args` in.
+  std::string_view arg_names = {};
 };
 
 // nullptr when the code is not in the catalogue.
@@ -31,7 +34,8 @@ const std::vector<ErrorCodeInfo>& AllErrorCodes();
 std::string RenderErrorMessage(const ErrorCodeInfo& info, const std::vector<std::string>& args);
 
 // The full screen text after the "[PID: n] time " prefix:
-// "Title(EIxxxx): message Possible Cause: ... Solution: ...".
+// "Title(EIxxxx): message Possible Cause: ... Solution: ...". Cause and solution are left out
+// when the entry says so (screen_cause == false) and each one when HCCL's text is "N/A".
 std::string RenderScreenError(const ErrorCodeInfo& info, const std::vector<std::string>& args);
 
 }  // namespace vigil
