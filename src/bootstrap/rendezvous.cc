@@ -1,0 +1,121 @@
+// The rank side of the rendezvous: connect to the root (retrying while it is not listening yet),
+// send our RankInfo, wait for the table or an error. Bounded by HCCL_CONNECT_TIMEOUT to reach
+// the root, plus a grace period for its answer (the root's own wait starts at the first arrival
+// and it answers with the reason, so ranks should hear that rather than time out themselves).
+#include <fmt/format.h>
+
+#include <algorithm>
+
+#include "bootstrap/rendezvous_server.h"
+#include "bootstrap/root_info.h"
+#include "bootstrap/socket.h"
+#include "common/env_config.h"
+#include "log/plog.h"
+
+namespace vigil::bootstrap {
+
+namespace {
+
+HcclResult Fail(HcclResult code, const std::string& message, const std::string& screen_code,
+                const std::vector<std::string>& screen_args, std::string* error) {
+  const char* stage = screen_code == "EI0005"   ? "[InitChannelStage][ParameterConflict]"
+                      : screen_code == "EI0006" ? "[InitGroupStage][Timeout]"
+                                                : "[InitGroupStage][RanktableDetect]";
+  HCCL_ERROR("{}{}", stage, message);
+  if (!screen_code.empty()) log::ScreenError(screen_code, screen_args);
+  if (error) *error = message;
+  return code;
+}
+
+}  // namespace
+
+HcclResult Rendezvous(const RootInfo& root, const RankInfo& self, std::vector<RankInfo>* all,
+                      std::string* error) {
+  if (self.nranks == 0 || self.rank >= self.nranks) {
+    return Fail(HCCL_E_PARA,
+                fmt::format("rank[{}] is out of range for rankSize[{}]", self.rank, self.nranks),
+                "", {}, error);
+  }
+  const uint32_t timeout_s = Env().connect_timeout_s;
+  const auto start = SteadyClock::now();
+  const auto connect_deadline = start + std::chrono::seconds(timeout_s);
+  const auto answer_deadline =
+      connect_deadline + std::chrono::seconds(std::clamp<uint32_t>(timeout_s, 2, 20));
+
+  net::Socket sock;
+  std::string why;
+  HcclResult rc = net::Connect(root.host_ip, root.port, connect_deadline, &sock, &why);
+  if (rc != HCCL_SUCCESS) {
+    std::string reason = fmt::format(
+        "rank[{}] could not reach the root of communicator [{}] at {}:{} within "
+        "HCCL_CONNECT_TIMEOUT [{}s]: {}",
+        self.rank, root.identifier, root.host_ip, root.port, timeout_s, why);
+    return Fail(rc == HCCL_E_TIMEOUT ? HCCL_E_TIMEOUT : HCCL_E_TCP_CONNECT,
+                "topo exchange agent get socket timeout: " + reason, "EI0006", {reason}, error);
+  }
+
+  wire::Writer hello;
+  hello.Str(root.identifier);
+  rdv::PutRankInfo(&hello, self);
+  std::vector<uint8_t> frame = rdv::Frame(rdv::kHello, hello);
+  rc = sock.SendAll(frame.data(), frame.size(), connect_deadline, &why);
+  if (rc != HCCL_SUCCESS) {
+    return Fail(HCCL_E_TCP_TRANSFER,
+                fmt::format("rank[{}] could not send its information to the root {}:{}: {}",
+                            self.rank, root.host_ip, root.port, why),
+                "", {}, error);
+  }
+
+  uint8_t header[rdv::kHeaderBytes];
+  rc = sock.RecvAll(header, sizeof(header), answer_deadline, &why);
+  if (rc != HCCL_SUCCESS) {
+    std::string reason = fmt::format(
+        "rank[{}] got no answer from the root of communicator [{}] at {}:{} within "
+        "HCCL_CONNECT_TIMEOUT [{}s]: {}",
+        self.rank, root.identifier, root.host_ip, root.port, timeout_s, why);
+    return Fail(rc == HCCL_E_TIMEOUT ? HCCL_E_TIMEOUT : HCCL_E_TCP_TRANSFER,
+                "topo exchange agent get socket timeout: " + reason, "EI0006", {reason}, error);
+  }
+  wire::Reader h(header, sizeof(header));
+  uint32_t magic = h.U32();
+  uint16_t version = h.U16();
+  uint16_t type = h.U16();
+  uint32_t len = h.U32();
+  if (magic != rdv::kMagic || version != rdv::kVersion ||
+      (type != rdv::kTable && type != rdv::kError) || len > rdv::kMaxTable) {
+    return Fail(HCCL_E_INTERNAL,
+                fmt::format("the root {}:{} answered with an invalid message (magic[0x{:08x}] "
+                            "version[{}] type[{}] length[{}]); is it a Vigil root?",
+                            root.host_ip, root.port, magic, version, type, len),
+                "", {}, error);
+  }
+  std::vector<uint8_t> payload(len);
+  rc = sock.RecvAll(payload.data(), len, answer_deadline, &why);
+  if (rc != HCCL_SUCCESS) {
+    return Fail(rc, fmt::format("reading the root's answer failed: {}", why), "", {}, error);
+  }
+  wire::Reader r(payload.data(), payload.size());
+  if (type == rdv::kError) {
+    rdv::ErrorReply e = rdv::GetError(&r);
+    if (!r.ok()) return Fail(HCCL_E_INTERNAL, "malformed error answer from the root", "", {}, error);
+    return Fail(e.code == HCCL_SUCCESS ? HCCL_E_INTERNAL : e.code,
+                fmt::format("rank[{}] of communicator [{}]: {}", self.rank, root.identifier,
+                            e.message),
+                e.screen_code, e.screen_args, error);
+  }
+  uint32_t count = r.U32();
+  std::vector<RankInfo> table;
+  for (uint32_t i = 0; i < count && r.ok(); ++i) table.push_back(rdv::GetRankInfo(&r));
+  bool ok = r.ok() && count == self.nranks;
+  for (uint32_t i = 0; ok && i < count; ++i) ok = table[i].rank == i;
+  if (!ok) {
+    return Fail(HCCL_E_INTERNAL,
+                fmt::format("malformed rank table from the root ({} entries for rankSize[{}])",
+                            count, self.nranks),
+                "", {}, error);
+  }
+  *all = std::move(table);
+  return HCCL_SUCCESS;
+}
+
+}  // namespace vigil::bootstrap
