@@ -1,6 +1,7 @@
 #include "common/time_util.h"
 
 #include <cstdio>
+#include <cstring>
 #include <ctime>
 
 namespace vigil {
@@ -36,15 +37,35 @@ struct tm LocalTm(time_t sec) {
 
 }  // namespace
 
-std::string FormatPlogTime(WallClock::time_point t) {
+size_t FormatPlogTimeTo(WallClock::time_point t, char* buf) {
   const Split s = SplitTime(t);
-  const struct tm tm = LocalTm(s.sec);
-  char buf[64];
-  const int n = std::snprintf(buf, sizeof(buf), "%04d-%02d-%02d-%02d:%02d:%02d.%03d.%03d",
-                              tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min,
-                              tm.tm_sec, static_cast<int>(s.micros / 1000),
-                              static_cast<int>(s.micros % 1000));
-  return std::string(buf, n > 0 ? static_cast<size_t>(n) : 0);
+  // The "YYYY-MM-DD-hh:mm:ss" part changes once a second: format it once per thread and second.
+  thread_local time_t cached_sec = -1;
+  thread_local char prefix[64];  // 19 used; the slack keeps -Wformat-truncation quiet
+  if (s.sec != cached_sec) {
+    const struct tm tm = LocalTm(s.sec);
+    std::snprintf(prefix, sizeof(prefix), "%04d-%02d-%02d-%02d:%02d:%02d",
+                  (tm.tm_year + 1900) % 10000, tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min,
+                  tm.tm_sec);
+    cached_sec = s.sec;
+  }
+  std::memcpy(buf, prefix, 19);
+  const int ms = static_cast<int>(s.micros / 1000);
+  const int us = static_cast<int>(s.micros % 1000);
+  buf[19] = '.';
+  buf[20] = static_cast<char>('0' + ms / 100);
+  buf[21] = static_cast<char>('0' + ms / 10 % 10);
+  buf[22] = static_cast<char>('0' + ms % 10);
+  buf[23] = '.';
+  buf[24] = static_cast<char>('0' + us / 100);
+  buf[25] = static_cast<char>('0' + us / 10 % 10);
+  buf[26] = static_cast<char>('0' + us % 10);
+  return kPlogTimeLength;
+}
+
+std::string FormatPlogTime(WallClock::time_point t) {
+  char buf[kPlogTimeLength];
+  return std::string(buf, FormatPlogTimeTo(t, buf));
 }
 
 std::string FormatFileStamp(WallClock::time_point t) {

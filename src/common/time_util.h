@@ -12,6 +12,10 @@ using WallClock = std::chrono::system_clock;
 
 // "2025-10-24-11:18:29.597.044" (plog line stamps, opData timeStamp).
 std::string FormatPlogTime(WallClock::time_point t);
+// The same 27 characters written into buf (no terminating NUL), without allocating: the plog
+// writer's hot path. Returns kPlogTimeLength.
+inline constexpr size_t kPlogTimeLength = 27;
+size_t FormatPlogTimeTo(WallClock::time_point t, char* buf);
 // "20251024111652406" (plog file names: YYYYMMDDhhmmssmmm).
 std::string FormatFileStamp(WallClock::time_point t);
 // "Thu Oct 23 17:25:58 2025" (Cluster Exception Location, Arrival Time).

@@ -43,6 +43,20 @@ struct State {
 // -1 = not loaded yet; otherwise ASCEND_GLOBAL_LOG_LEVEL. Read on every log statement.
 std::atomic<int> g_debug_level{-1};
 std::atomic<int> g_pid{0};
+// Bumped in every fork child: thread-local caches taken before the fork are stale there.
+std::atomic<uint32_t> g_fork_generation{0};
+
+// gettid() is a system call (microseconds on some VMs); a thread's id only changes across fork.
+long CachedTid() {
+  thread_local uint32_t generation = UINT32_MAX;
+  thread_local long tid = 0;
+  const uint32_t current = g_fork_generation.load(std::memory_order_relaxed);
+  if (generation != current) {
+    tid = static_cast<long>(gettid());
+    generation = current;
+  }
+  return tid;
+}
 
 void AtForkPrepare();
 void AtForkParent();
@@ -74,6 +88,7 @@ void AtForkChild() {
   for (auto& f : s.files) CloseFile(&f);
   s.env_echoed = false;
   g_pid.store(static_cast<int>(getpid()), std::memory_order_relaxed);
+  g_fork_generation.fetch_add(1, std::memory_order_relaxed);
   s.mu.unlock();
 }
 
@@ -142,12 +157,13 @@ std::string_view BaseName(const char* file) {
 std::string FormatLine(Level level, std::string_view module, std::string_view file, int line,
                        std::string_view message) {
   const int lvl = std::clamp(static_cast<int>(level), 0, 4);
+  char stamp[kPlogTimeLength];
+  FormatPlogTimeTo(WallClock::now(), stamp);
   std::string out;
-  out.reserve(96 + message.size());
+  out.reserve(96 + module.size() + file.size() + message.size());
   fmt::format_to(std::back_inserter(out), "[{}] {}({},{}):{} [{}:{}] [{}]{}\n", kLevelNames[lvl],
                  module, g_pid.load(std::memory_order_relaxed), program_invocation_short_name,
-                 FormatPlogTime(WallClock::now()), file, line, static_cast<long>(gettid()),
-                 message);
+                 std::string_view(stamp, sizeof(stamp)), file, line, CachedTid(), message);
   return out;
 }
 
