@@ -215,9 +215,9 @@ std::vector<ErrorCodeInfo> BuildCatalogue() {
   // cannot collide with a present or future HCCL code numbered upward from EI0001.
   v.push_back(Entry(
       "EI9001", "Resource_Error_Insufficient_CCL_Buffer", "InitGroupStage",
-      "Failed to allocate the CCL buffer of [{}] bytes (2 x HCCL_BUFFSIZE [{}]MB) for "
-      "communicator [{}].",
-      "buffer_bytes, buffsize_mb, group",
+      "Failed to allocate [{}] of device memory for the CCL buffers (2 x HCCL_BUFFSIZE [{}]MB). "
+      "Reason: {}",
+      "buffer_size, buffsize_mb, reason",
       "Device memory cannot hold the input and output CCL buffers of the communicator (2 x "
       "HCCL_BUFFSIZE per communicator).",
       "Lower HCCL_BUFFSIZE or HcclCommConfig.hcclBufferSize, create fewer communicators, or free "

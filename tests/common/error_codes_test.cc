@@ -126,10 +126,15 @@ TEST(ErrorCodes, NotApplicableCauseAndSolutionOmittedOnScreen) {
 TEST(ErrorCodes, VigilBufferCodeNamesTheKnobs) {
   const ErrorCodeInfo* info = FindErrorCode("EI9001");
   ASSERT_NE(info, nullptr);
-  const std::string screen = RenderScreenError(*info, {"419430400", "200", "world"});
-  EXPECT_NE(screen.find("HCCL_BUFFSIZE"), std::string::npos);
+  const std::string screen =
+      RenderScreenError(*info, {"400MB", "200", "device 0 budget exhausted"});
+  EXPECT_EQ(screen.rfind("Resource_Error_Insufficient_CCL_Buffer(EI9001): Failed to allocate "
+                         "[400MB] of device memory for the CCL buffers (2 x HCCL_BUFFSIZE "
+                         "[200]MB). Reason: device 0 budget exhausted Possible Cause: ",
+                         0),
+            0u)
+      << screen;
   EXPECT_NE(screen.find("hcclBufferSize"), std::string::npos);
-  EXPECT_NE(screen.find("[419430400]"), std::string::npos);
 }
 
 }  // namespace
