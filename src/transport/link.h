@@ -9,7 +9,20 @@
 //
 // A link failure (reset, EOF, send timeout past HCCL_RDMA_TIMEOUT x HCCL_RDMA_RETRY_CNT) is
 // reported once through the LinkErrorObserver as a CQE-style event naming both ends, and every
-// later use of the link fails fast with HCCL_E_REMOTE.
+// later use of the link fails fast with HCCL_E_REMOTE. A peer that closes its transport in
+// order (Close) says so first, so its peers' links fail with HCCL_E_REMOTE but are not
+// reported as errors.
+//
+// Who dials: for each pair the lower rank dials the higher rank's listener and the higher rank
+// accepts (its accept thread completes the handshake whenever it arrives, even before that rank
+// calls Connect). The accept thread also watches every link's control socket, so a peer's death
+// (EOF/reset without a bye) breaks the link at once, shm links included.
+//
+// Fault injection: Transport::InjectLinkCut(peer) shuts the link's sockets down for real (both
+// ends see a link error). VIGIL_FAULT is a ';'-separated list; the transport reads the entries
+//   link_cut:R-P        cut the link between rank R and rank P as soon as it exists
+//   link_cut:R-P@N      ... once N bytes (suffix K/M/G allowed) have moved over it
+// in the process of rank R, and ignores every other entry (other layers own them).
 #pragma once
 
 #include <poll.h>
@@ -99,10 +112,15 @@ HcclResult Progress(std::vector<Xfer>& xfers, const WaitPolicy& wait, ProgressEr
 struct TransportOptions {
   std::string comm_id;          // communicator identifier, checked in the handshake
   Endpoint self;
-  bool force_tcp = false;       // VIGIL_TRANSPORT=tcp
-  uint32_t qps_per_connection;  // HCCL_RDMA_QPS_PER_CONNECTION
-  uint32_t connect_timeout_s;   // HCCL_CONNECT_TIMEOUT
-  int32_t device = 0;           // link resources are charged to this device's memory budget
+  bool force_tcp = false;           // VIGIL_TRANSPORT=tcp
+  uint32_t qps_per_connection = 1;  // HCCL_RDMA_QPS_PER_CONNECTION
+  uint32_t connect_timeout_s = 120; // HCCL_CONNECT_TIMEOUT
+  int32_t device = 0;               // link resources are charged to this device's memory budget
+  // The send timeout of TCP links (HCCL_RDMA_TIMEOUT / HCCL_RDMA_RETRY_CNT); 0 = from Env().
+  uint32_t rdma_timeout = 0;
+  uint32_t rdma_retry_cnt = 0;
+  // Ring bytes per direction of shm links (power of two); 0 = default (4 MiB).
+  size_t shm_ring_bytes = 0;
 };
 
 // The links of one communicator. Links are made lazily (Connect) and shared by all ops.
@@ -115,13 +133,25 @@ class Transport {
   virtual uint16_t listen_port() const = 0;
   // Peers this rank needs; ensures a link to each exists. Both sides of a pair must call it
   // (either order). HCCL_E_TIMEOUT (EI0006) after HCCL_CONNECT_TIMEOUT naming the missing
-  // peers; HCCL_E_MEMORY (EI0011) when link resources exceed the device budget.
+  // peers (*error is the EI0006 reason; the "wait socket establish timeout" lines are logged
+  // here, the caller raises the screen error); HCCL_E_MEMORY (EI0011) when link resources
+  // exceed the device budget: *error is then exactly the EI0011 argument, e.g.
+  // "size: [0.25MB, 3MB], Affected by QP depth configuration." (details in an ERROR line).
+  // Thread-safe; one RUN_INFO line per link established.
   virtual HcclResult Connect(const std::vector<Endpoint>& peers, const std::string& tag,
                              std::string* error) = 0;
   virtual Link* link(uint32_t peer_rank) = 0;  // nullptr until connected
   // Closes every link (peers see the link break). Safe to call twice.
   virtual void Close() = 0;
+  // The observer runs on the transport's accept thread or on the thread that hit the error; it
+  // must not call Close() or destroy the Transport.
   virtual void SetLinkErrorObserver(LinkErrorObserver observer) = 0;
+  // Fault injection: cuts the link to peer_rank (shutdown(2) of its sockets, no bye), so both
+  // ends see a real link error. False when there is no such link.
+  virtual bool InjectLinkCut(uint32_t peer_rank) {
+    (void)peer_rank;
+    return false;
+  }
 };
 
 }  // namespace vigil::transport

@@ -1,0 +1,119 @@
+#include "transport/link_base.h"
+
+#include <errno.h>
+#include <poll.h>
+#include <sys/socket.h>
+
+#include <cstring>
+
+#include "log/plog.h"
+
+namespace vigil::transport {
+
+LinkBase::LinkBase(LinkType type, Endpoint local, Endpoint remote, net::Socket ctrl,
+                   Reporter reporter)
+    : type_(type),
+      local_(std::move(local)),
+      remote_(std::move(remote)),
+      ctrl_(std::move(ctrl)),
+      reporter_(std::move(reporter)) {}
+
+std::string LinkBase::reason() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return reason_;
+}
+
+void LinkBase::Break(const std::string& reason, bool report) {
+  int expected = kOk;
+  State next = report ? kBroken : kPeerClosed;
+  if (!state_.compare_exchange_strong(expected, next)) return;  // first cause wins
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    reason_ = reason;
+  }
+  WakeWaiters();
+  if (!report) {
+    HCCL_INFO("link to rank[{}] closed: {}", remote_.rank, reason);
+    return;
+  }
+  if (reported_.exchange(true)) return;
+  HCCL_ERROR("[TaskExecStage][Link]link error: local rank[{}] ip[{}] port[{}] <-> remote rank[{}] "
+             "ip[{}] port[{}] pid[{}], link type[{}], reason[{}]",
+             local_.rank, local_.host_ip, local_.port, remote_.rank, remote_.host_ip,
+             remote_.port, remote_.pid, LinkTypeName(type_), reason);
+  if (reporter_) {
+    LinkError e;
+    e.local = local_;
+    e.remote = remote_;
+    e.code = HCCL_E_REMOTE;
+    e.reason = reason;
+    reporter_(e);
+  }
+}
+
+void LinkBase::OnControlReadable() {
+  if (state() != kOk) return;
+  char buf[64];
+  ssize_t r = recv(ctrl_.fd(), buf, sizeof(buf), MSG_DONTWAIT);
+  if (r > 0) {
+    if (std::memchr(buf, 'B', static_cast<size_t>(r)) != nullptr) {
+      Break("the peer closed the link", false);
+    }
+    return;
+  }
+  if (r < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR)) return;
+  if (r == 0) {
+    Break(fmt::format("connection closed by remote rank[{}] pid[{}] without a bye (process "
+                      "exited or link cut)",
+                      remote_.rank, remote_.pid),
+          true);
+  } else {
+    Break(fmt::format("control connection to remote rank[{}] failed: {}", remote_.rank,
+                      strerror(errno)),
+          true);
+  }
+}
+
+void LinkBase::OnDataEof(const std::string& what) {
+  // The peer sends its bye on the control socket before shutting its data sockets; give it a
+  // moment to arrive (the monitor thread may be reading it right now).
+  for (int i = 0; i < 20 && state() == kOk; ++i) {
+    char c;
+    ssize_t r = recv(ctrl_.fd(), &c, 1, MSG_PEEK | MSG_DONTWAIT);
+    if (r == 1 && c == 'B') {
+      Break("the peer closed the link", false);
+      break;
+    }
+    if (r == 0) break;
+    pollfd pfd{ctrl_.fd(), POLLIN, 0};
+    (void)poll(&pfd, 1, 10);
+  }
+  Break(what, true);
+}
+
+void LinkBase::CloseLocal() {
+  int expected = kOk;
+  bool was_ok = state_.compare_exchange_strong(expected, kClosed);
+  if (!was_ok) state_.store(kClosed);
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (reason_.empty()) reason_ = "closed locally";
+  }
+  if (was_ok && ctrl_.valid()) {
+    char bye = 'B';
+    (void)send(ctrl_.fd(), &bye, 1, MSG_DONTWAIT | MSG_NOSIGNAL);
+  }
+  ctrl_.Shutdown();
+  ShutdownData();
+  WakeWaiters();
+}
+
+void LinkBase::Cut(const std::string& why) {
+  HCCL_RUN_WARNING("[Fault]cutting link local rank[{}] <-> remote rank[{}] ({})", local_.rank,
+                   remote_.rank, why);
+  ctrl_.Shutdown();
+  ShutdownData();
+  Break(fmt::format("link cut ({})", why), true);
+}
+
+}  // namespace vigil::transport

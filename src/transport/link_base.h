@@ -1,0 +1,79 @@
+// What every link of a Transport shares: the endpoints, the control socket (the TCP connection
+// the link was made over, kept open so the peer's death or a cut is noticed at once), the
+// broken/closed state, and the once-only error report.
+//
+// Control socket protocol after the handshake: the only message is one byte 'B' ("bye"), sent
+// by a rank that closes its links on purpose. EOF or reset without it means the peer process
+// died or the connection was cut: a link error, reported once through the observer.
+#pragma once
+
+#include <atomic>
+#include <functional>
+#include <mutex>
+#include <string>
+
+#include "bootstrap/socket.h"
+#include "transport/link.h"
+
+namespace vigil::transport {
+
+class LinkBase : public Link {
+ public:
+  using Reporter = std::function<void(const LinkError&)>;
+
+  LinkBase(LinkType type, Endpoint local, Endpoint remote, net::Socket ctrl, Reporter reporter);
+  ~LinkBase() override = default;
+
+  LinkType type() const override { return type_; }
+  const Endpoint& remote() const override { return remote_; }
+  const Endpoint& local() const { return local_; }
+  bool broken() const override { return state_.load(std::memory_order_acquire) != kOk; }
+
+  int ctrl_fd() const { return ctrl_.fd(); }
+  // The monitor thread calls this when the control socket is readable or hung up.
+  void OnControlReadable();
+  // Local, orderly close: tells the peer (bye), then shuts the sockets down. No report.
+  void CloseLocal();
+  // Fault injection: shuts the sockets down without a bye, so both ends see a link error.
+  void Cut(const std::string& why);
+  // Marks the link broken; `report` sends the LinkError to the observer (once per link).
+  void Break(const std::string& reason, bool report);
+  std::string reason() const;
+
+  // VIGIL_FAULT link_cut: cut once this many bytes have moved (0 = never).
+  void set_cut_after(uint64_t bytes) { cut_after_.store(bytes); }
+
+ protected:
+  enum State : int { kOk = 0, kBroken = 1, kPeerClosed = 2, kClosed = 3 };
+  // Wakes threads blocked in WaitReady (so they notice the state change).
+  virtual void WakeWaiters() {}
+  // Shuts down any data sockets (TCP QPs).
+  virtual void ShutdownData() {}
+  // Counts moved bytes for fault injection; cheap when no fault is armed.
+  void Account(size_t n) {
+    uint64_t limit = cut_after_.load(std::memory_order_relaxed);
+    if (limit == 0) return;
+    if (moved_.fetch_add(n) + n >= limit && cut_after_.exchange(0) != 0) {
+      Cut("VIGIL_FAULT link_cut");
+    }
+  }
+  // The peer's EOF on a data path: orderly if its bye arrives shortly, else a link error.
+  void OnDataEof(const std::string& what);
+  State state() const { return static_cast<State>(state_.load(std::memory_order_acquire)); }
+
+  const LinkType type_;
+  const Endpoint local_;
+  const Endpoint remote_;
+  net::Socket ctrl_;
+
+ private:
+  Reporter reporter_;
+  std::atomic<int> state_{kOk};
+  std::atomic<bool> reported_{false};
+  mutable std::mutex mu_;
+  std::string reason_;
+  std::atomic<uint64_t> cut_after_{0};
+  std::atomic<uint64_t> moved_{0};
+};
+
+}  // namespace vigil::transport

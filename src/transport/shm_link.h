@@ -1,0 +1,91 @@
+// Shared-memory link: one memfd holding two single-producer/single-consumer byte rings (one per
+// direction), created by the dialing side and mapped by the other through /proc/<pid>/fd/<fd>
+// (which works between processes of one user and between threads of one process alike).
+//
+// Each side owns a Doorbell (futex word in a memfd of its Transport, mapped by its peers). A
+// side that blocks registers on its own doorbell; after publishing data or freeing space the
+// other side rings the peer's doorbell only if someone waits there. All shm links of one
+// Transport share that doorbell, so Progress can sleep on one link and still wake for any.
+#pragma once
+
+#include <atomic>
+#include <cstddef>
+#include <memory>
+#include <string>
+
+#include "transport/futex.h"
+#include "transport/link_base.h"
+
+namespace vigil::transport {
+
+constexpr size_t kShmRingBytes = 4u << 20;  // per direction
+
+// A MAP_SHARED mapping of a memfd, created here or opened from another process.
+class ShmMapping {
+ public:
+  ShmMapping() = default;
+  ~ShmMapping();
+  ShmMapping(const ShmMapping&) = delete;
+  ShmMapping& operator=(const ShmMapping&) = delete;
+
+  // memfd_create + ftruncate + mmap; keeps the fd open (peers open it through /proc).
+  HcclResult Create(const char* name, size_t size, std::string* error);
+  // Maps /proc/<pid>/fd/<fd> (expects at least `size` bytes); the fd is closed after mapping.
+  HcclResult Open(uint32_t pid, int fd, size_t size, std::string* error);
+  void CloseFd();
+
+  void* base() const { return base_; }
+  size_t size() const { return size_; }
+  int fd() const { return fd_; }
+
+ private:
+  void* base_ = nullptr;
+  size_t size_ = 0;
+  int fd_ = -1;
+};
+
+// Bytes of the link memfd for a given ring size (header page + two rings).
+size_t ShmSegmentBytes(size_t ring_bytes);
+// Initializes a freshly created segment.
+void InitShmSegment(void* base, size_t ring_bytes);
+// Checks a mapped segment's header; false with *error when it is not one.
+bool CheckShmSegment(const void* base, size_t size, size_t ring_bytes, std::string* error);
+
+class ShmLink : public LinkBase {
+ public:
+  // `dialer` picks the ring directions. Charges this side's receive ring to `device`'s memory
+  // budget; HCCL_E_MEMORY when it does not fit, and then *ctrl and the mappings are left to the
+  // caller (so it can still answer on the socket).
+  static HcclResult Make(Endpoint local, Endpoint remote, net::Socket* ctrl, Reporter reporter,
+                         std::unique_ptr<ShmMapping>* segment, size_t ring_bytes, bool dialer,
+                         Doorbell* mine, std::unique_ptr<ShmMapping>* peer_doorbell,
+                         int32_t device, std::unique_ptr<ShmLink>* out, std::string* error);
+  ~ShmLink() override;
+
+  HcclResult TrySend(const void* buf, size_t n, size_t* moved) override;
+  HcclResult TryRecv(void* buf, size_t n, size_t* moved) override;
+  void WaitReady(bool for_send, int timeout_ms) override;
+  uintptr_t wait_domain() const override { return reinterpret_cast<uintptr_t>(mine_); }
+
+ protected:
+  void WakeWaiters() override { mine_->Ring(); }
+
+ private:
+  struct RingCtl;
+  ShmLink(Endpoint local, Endpoint remote, net::Socket ctrl, Reporter reporter);
+
+  std::unique_ptr<ShmMapping> segment_;
+  std::unique_ptr<ShmMapping> peer_doorbell_map_;
+  Doorbell* mine_ = nullptr;
+  Doorbell* peer_ = nullptr;
+  RingCtl* tx_ = nullptr;
+  RingCtl* rx_ = nullptr;
+  char* tx_data_ = nullptr;
+  char* rx_data_ = nullptr;
+  size_t cap_ = 0;
+  uint64_t tx_head_ = 0;  // writer-private copies of the counters it owns
+  uint64_t rx_tail_ = 0;
+  bool registered_ = false;
+};
+
+}  // namespace vigil::transport

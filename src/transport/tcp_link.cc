@@ -1,0 +1,140 @@
+#include "transport/tcp_link.h"
+
+#include <errno.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <poll.h>
+#include <sys/socket.h>
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+
+#include "runtime/device_memory.h"
+
+namespace vigil::transport {
+
+std::chrono::milliseconds TcpSendTimeout(uint32_t rdma_timeout, uint32_t retry_cnt) {
+  double us = 4.096 * std::ldexp(1.0, static_cast<int>(std::min<uint32_t>(rdma_timeout, 30))) *
+              std::max<uint32_t>(retry_cnt, 1);
+  return std::chrono::milliseconds(std::max<int64_t>(1000, static_cast<int64_t>(us / 1000.0)));
+}
+
+TcpLink::TcpLink(Endpoint local, Endpoint remote, net::Socket ctrl, Reporter reporter,
+                 std::vector<net::Socket> qps, std::chrono::milliseconds send_timeout,
+                 void* qp_memory)
+    : LinkBase(LinkType::kTcp, std::move(local), std::move(remote), std::move(ctrl),
+               std::move(reporter)),
+      qps_(std::move(qps)),
+      send_timeout_(send_timeout),
+      qp_memory_(qp_memory) {
+  unsigned int user_timeout = static_cast<unsigned int>(send_timeout_.count());
+  for (auto& s : qps_) {
+    (void)setsockopt(s.fd(), IPPROTO_TCP, TCP_USER_TIMEOUT, &user_timeout, sizeof(user_timeout));
+  }
+}
+
+TcpLink::~TcpLink() {
+  if (qp_memory_ != nullptr) rt::DeviceMemory::Instance().Free(qp_memory_);
+}
+
+void TcpLink::ShutdownData() {
+  for (auto& s : qps_) s.Shutdown();
+}
+
+HcclResult TcpLink::SocketError(const char* op, int err) {
+  std::string what = err == 0 ? fmt::format("connection closed by remote rank[{}] pid[{}] during {}",
+                                            remote_.rank, remote_.pid, op)
+                              : fmt::format("{} to remote rank[{}] failed: {}", op, remote_.rank,
+                                            strerror(err));
+  if (err == 0 || err == ECONNRESET || err == EPIPE) {
+    OnDataEof(what);  // an orderly close by the peer is not a link error
+  } else {
+    Break(what, true);
+  }
+  return HCCL_E_REMOTE;
+}
+
+HcclResult TcpLink::TrySend(const void* buf, size_t n, size_t* moved) {
+  *moved = 0;
+  if (broken()) return HCCL_E_REMOTE;
+  const char* p = static_cast<const char*>(buf);
+  size_t done = 0;
+  while (done < n) {
+    size_t len = std::min(n - done, kTcpChunk - static_cast<size_t>(send_off_ % kTcpChunk));
+    ssize_t r = send(SendFd(), p + done, len, MSG_DONTWAIT | MSG_NOSIGNAL);
+    if (r > 0) {
+      done += static_cast<size_t>(r);
+      send_off_ += static_cast<uint64_t>(r);
+      continue;
+    }
+    if (r < 0 && errno == EINTR) continue;
+    if (r < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) break;
+    *moved = done;
+    return SocketError("send", r < 0 ? errno : 0);
+  }
+  *moved = done;
+  if (done > 0) {
+    stalled_ = false;
+    Account(done);
+  } else if (n > 0) {
+    auto now = SteadyClock::now();
+    if (!stalled_) {
+      stalled_ = true;
+      stall_since_ = now;
+    } else if (now - stall_since_ > send_timeout_) {
+      Break(fmt::format("send timeout after {}s: remote rank[{}] stopped receiving "
+                        "(HCCL_RDMA_TIMEOUT x HCCL_RDMA_RETRY_CNT)",
+                        send_timeout_.count() / 1000.0, remote_.rank),
+            true);
+      return HCCL_E_REMOTE;
+    }
+  }
+  return HCCL_SUCCESS;
+}
+
+HcclResult TcpLink::TryRecv(void* buf, size_t n, size_t* moved) {
+  *moved = 0;
+  if (state() == kClosed || state() == kBroken) return HCCL_E_REMOTE;
+  char* p = static_cast<char*>(buf);
+  size_t done = 0;
+  while (done < n) {
+    size_t len = std::min(n - done, kTcpChunk - static_cast<size_t>(recv_off_ % kTcpChunk));
+    ssize_t r = recv(RecvFd(), p + done, len, MSG_DONTWAIT);
+    if (r > 0) {
+      done += static_cast<size_t>(r);
+      recv_off_ += static_cast<uint64_t>(r);
+      continue;
+    }
+    if (r < 0 && errno == EINTR) continue;
+    if (r < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) break;
+    *moved = done;
+    if (done > 0) return HCCL_SUCCESS;  // report the bytes; the error shows on the next call
+    return SocketError("recv", r < 0 ? errno : 0);
+  }
+  *moved = done;
+  if (done > 0) Account(done);
+  // A peer that closed in order leaves nothing more to read once its data is drained.
+  if (done == 0 && state() == kPeerClosed) return HCCL_E_REMOTE;
+  return HCCL_SUCCESS;
+}
+
+void TcpLink::WaitReady(bool for_send, int timeout_ms) {
+  if (broken()) return;
+  pollfd pfd{for_send ? SendFd() : RecvFd(), static_cast<short>(for_send ? POLLOUT : POLLIN), 0};
+  (void)poll(&pfd, 1, std::min(timeout_ms, 100));
+}
+
+bool TcpLink::AppendPollFds(bool for_send, std::vector<pollfd>* fds) const {
+  if (broken()) {
+    // Nothing to wait for: make the poll return at once so Progress sees the error.
+    fds->push_back({ctrl_fd(), POLLIN | POLLOUT, 0});
+    return true;
+  }
+  fds->push_back({for_send ? SendFd() : RecvFd(), static_cast<short>(for_send ? POLLOUT : POLLIN), 0});
+  return true;
+}
+
+}  // namespace vigil::transport
