@@ -47,18 +47,48 @@ struct AlgResult {
   const void* copy_dst = nullptr;
 };
 
-// Picks the algorithm for an op from size and rank count (HCCL_ALGO may force one).
+// Picks the algorithm for an op from size and rank count (HCCL_ALGO may force one). `bytes` is
+// the op's whole message: AllReduce count*size, AllGather the gathered output, ReduceScatter
+// the input. The result is what the op will really run (AlgoName of it goes into the AlgType):
+//  AllReduce:     p == 1 -> ring; bytes <= 64 KiB -> H-D (recursive doubling, log2 p steps);
+//                 p <= 8 -> fullmesh; power-of-two p and bytes <= 16 MiB -> H-D; else ring.
+//  AllGather:     p <= 8 -> fullmesh; power-of-two p and bytes <= 16 MiB -> H-D; else ring.
+//  ReduceScatter: p <= 8 -> fullmesh; else ring (H-D reduce-scatter is not implemented: ring).
+//  Broadcast / Reduce: bytes <= 64 KiB -> binomial tree (reported "H-D"); else pipelined chain
+//                 ("ring").
+// HCCL_ALGO ("ring", "level0:ring", "level0:NA;level1:H-D_R", "allreduce=level0:fullmesh/
+// allgather=..." ...) forces an algorithm: the entry for this op if there is one, else the
+// op-less one; the first level that is not NA wins. NHR/NB/AHC map to H-D, pipeline to ring.
+// A value that names nothing known, or an algorithm the op lacks, means automatic (one warning).
 Algo ChooseAllReduce(uint32_t nranks, size_t bytes);
 Algo ChooseAllGather(uint32_t nranks, size_t bytes);
 Algo ChooseReduceScatter(uint32_t nranks, size_t bytes);
+Algo ChooseBroadcast(uint32_t nranks, size_t bytes);
+Algo ChooseReduce(uint32_t nranks, size_t bytes);
 
+// The operations, for PeersFor.
+enum class CollOp {
+  kAllReduce, kReduceScatter, kAllGather, kBroadcast, kReduce, kScatter, kAllGatherV,
+  kReduceScatterV, kAlltoAllV, kBarrier,
+};
+// The members `rank` exchanges data with when running `op` with `algo` (kAuto: every member).
+// Ring: the two neighbours; Barrier: rank +- 2^k; H-D AllReduce: its fold and exchange partners;
+// everything else: every other member. Sorted, without `rank` itself.
+std::vector<uint32_t> PeersFor(CollOp op, Algo algo, uint32_t rank, uint32_t size);
+
+// All ops: kAuto picks with Choose*. Errors: HCCL_E_PARA/PTR/NOT_SUPPORT for bad arguments,
+// the Progress code (AlgResult::progress) when a transfer fails, times out or is aborted,
+// HCCL_E_RUNTIME (AlgResult::copy) when a checked copy or reduction faults. `scratch` must be
+// the same size on every rank (piece sizes are derived from it).
 // send and recv may be the same buffer (in place). Counts are elements of `type`.
 HcclResult AllReduce(Algo algo, Group& g, const void* send, void* recv, uint64_t count,
                      HcclDataType type, HcclReduceOp op, Scratch scratch, AlgResult* result);
-// send holds size*recv_count elements; recv gets this rank's reduced block.
+// send holds size*recv_count elements; recv gets this rank's reduced block. In place: recv may
+// be send + rank*recv_count (or send itself).
 HcclResult ReduceScatter(Algo algo, Group& g, const void* send, void* recv, uint64_t recv_count,
                          HcclDataType type, HcclReduceOp op, Scratch scratch, AlgResult* result);
-// recv gets size*send_count elements, rank r's block at r*send_count.
+// recv gets size*send_count elements, rank r's block at r*send_count. In place: send may be
+// recv + rank*send_count.
 HcclResult AllGather(Algo algo, Group& g, const void* send, void* recv, uint64_t send_count,
                      HcclDataType type, Scratch scratch, AlgResult* result);
 HcclResult Broadcast(Group& g, void* buf, uint64_t count, HcclDataType type, uint32_t root,

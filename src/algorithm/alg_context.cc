@@ -1,0 +1,163 @@
+#include "algorithm/alg_context.h"
+
+#include "algorithm/reduce_kernel.h"
+#include "common/dtype.h"
+#include "log/plog.h"
+
+namespace vigil::alg::detail {
+
+Ctx::Ctx(Group& g, Scratch scratch, AlgResult* result, HcclDataType type, HcclReduceOp op)
+    : g_(g),
+      scratch_(scratch),
+      result_(result ? result : &dummy_),
+      type_(type),
+      op_(op),
+      esize_(DataTypeSize(type)) {
+  *result_ = AlgResult();
+}
+
+HcclResult Ctx::Begin(bool reduces) {
+  if (g_.size == 0 || g_.rank >= g_.size || g_.links.size() < g_.size) {
+    return Fail(HCCL_E_PARA, "bad group");
+  }
+  if (!IsSupportedDataType(type_) || esize_ == 0) return Fail(HCCL_E_NOT_SUPPORT, "data type");
+  if (reduces && !IsSupportedReduceOp(op_)) return Fail(HCCL_E_NOT_SUPPORT, "reduce op");
+  xfers_.reserve(2 * g_.size);
+  if (scratch_.base != nullptr && scratch_.bytes != 0) {
+    // A CCL buffer freed before the op ran (comm destroyed before sync) fails here, before the
+    // transport writes into it.
+    const rt::AddrCheck check = rt::DeviceMemory::Instance().Check(scratch_.base, scratch_.bytes);
+    if (check.state == rt::AddrState::kFreed || check.state == rt::AddrState::kOverflow) {
+      result_->copy.faulted = true;
+      result_->copy.on_dst = true;
+      result_->copy.check = check;
+      result_->copy_dst = scratch_.base;
+      result_->copy_bytes = scratch_.bytes;
+      result_->code = HCCL_E_RUNTIME;
+      return HCCL_E_RUNTIME;
+    }
+  }
+  return HCCL_SUCCESS;
+}
+
+uint64_t Ctx::PieceElems(uint32_t slots) const {
+  if (slots == 0) slots = 1;
+  size_t per = scratch_.base ? scratch_.bytes / slots : 0;
+  per = std::min(per, kMaxPieceBytes);
+  if (per >= 64) per &= ~static_cast<size_t>(63);  // keep every slot 64-byte aligned
+  const uint64_t elems = per / esize_;
+  slot_bytes_ = elems * esize_;
+  return elems;
+}
+
+transport::Link* Ctx::LinkTo(uint32_t peer) {
+  transport::Link* link = peer < g_.links.size() ? g_.links[peer] : nullptr;
+  if (link == nullptr && bad_peer_ == UINT32_MAX) bad_peer_ = peer;
+  return link;
+}
+
+void Ctx::Send(uint32_t peer, const void* buf, size_t bytes) {
+  if (bytes == 0) return;
+  xfers_.push_back({LinkTo(peer), true, const_cast<void*>(buf), bytes});
+}
+
+void Ctx::Recv(uint32_t peer, void* buf, size_t bytes) {
+  if (bytes == 0) return;
+  xfers_.push_back({LinkTo(peer), false, buf, bytes});
+}
+
+HcclResult Ctx::Flush() {
+  if (bad_peer_ != UINT32_MAX) {
+    xfers_.clear();
+    result_->progress.code = HCCL_E_INTERNAL;
+    result_->progress.reason = "no link to member " + std::to_string(bad_peer_);
+    return Fail(HCCL_E_INTERNAL, "missing link");
+  }
+  if (xfers_.empty()) return HCCL_SUCCESS;
+  const HcclResult rc = transport::Progress(xfers_, g_.wait, &result_->progress);
+  xfers_.clear();
+  if (rc != HCCL_SUCCESS) {
+    if (result_->progress.code == HCCL_SUCCESS) result_->progress.code = rc;
+    result_->code = rc;
+  }
+  return rc;
+}
+
+HcclResult Ctx::Copy(void* dst, const void* src, size_t bytes) {
+  if (bytes == 0 || dst == src) return HCCL_SUCCESS;
+  rt::CopyFault fault;
+  if (rt::DeviceMemory::Instance().CheckedCopy(dst, src, bytes, &fault) != ACL_SUCCESS) {
+    result_->copy = fault;
+    result_->copy_src = src;
+    result_->copy_dst = dst;
+    result_->copy_bytes = bytes;
+    result_->code = HCCL_E_RUNTIME;
+    return HCCL_E_RUNTIME;
+  }
+  return HCCL_SUCCESS;
+}
+
+HcclResult Ctx::ReduceInto(void* dst, const void* src, uint64_t count) {
+  if (count == 0) return HCCL_SUCCESS;
+  const size_t bytes = count * esize_;
+  rt::CopyFault fault;
+  const HcclDataType type = type_;
+  const HcclReduceOp op = op_;
+  const aclError rc = rt::DeviceMemory::Instance().Guarded(
+      dst, bytes, src, bytes, &fault, [=] { alg::ReduceInto(dst, src, count, type, op); });
+  if (rc != ACL_SUCCESS) {
+    result_->copy = fault;
+    result_->copy_src = src;
+    result_->copy_dst = dst;
+    result_->copy_bytes = bytes;
+    result_->code = HCCL_E_RUNTIME;
+    return HCCL_E_RUNTIME;
+  }
+  return HCCL_SUCCESS;
+}
+
+HcclResult Ctx::Reduce2(void* dst, const void* a, const void* b, uint64_t count) {
+  if (count == 0) return HCCL_SUCCESS;
+  if (a == dst) return ReduceInto(dst, b, count);
+  const size_t bytes = count * esize_;
+  // Guarded checks one source; the other (user input) is checked on its own first.
+  HcclResult hr = CheckUser(a, bytes, false);
+  if (hr != HCCL_SUCCESS) return hr;
+  rt::CopyFault fault;
+  const HcclDataType type = type_;
+  const HcclReduceOp op = op_;
+  const aclError rc = rt::DeviceMemory::Instance().Guarded(
+      dst, bytes, b, bytes, &fault, [=] { alg::Reduce2(dst, a, b, count, type, op); });
+  if (rc != ACL_SUCCESS) {
+    result_->copy = fault;
+    result_->copy_src = b;
+    result_->copy_dst = dst;
+    result_->copy_bytes = bytes;
+    result_->code = HCCL_E_RUNTIME;
+    return HCCL_E_RUNTIME;
+  }
+  return HCCL_SUCCESS;
+}
+
+HcclResult Ctx::CheckUser(const void* p, size_t bytes, bool is_dst) {
+  if (bytes == 0 || p == nullptr) return HCCL_SUCCESS;
+  const rt::AddrCheck check = rt::DeviceMemory::Instance().Check(p, bytes);
+  if (check.state != rt::AddrState::kFreed && check.state != rt::AddrState::kOverflow) {
+    return HCCL_SUCCESS;
+  }
+  result_->copy.faulted = true;
+  result_->copy.on_dst = is_dst;
+  result_->copy.check = check;
+  (is_dst ? result_->copy_dst : result_->copy_src) = p;
+  result_->copy_bytes = bytes;
+  result_->code = HCCL_E_RUNTIME;
+  return HCCL_E_RUNTIME;
+}
+
+HcclResult Ctx::Fail(HcclResult code, const char* reason) {
+  result_->code = code;
+  HCCL_ERROR("[Algorithm] collective rejected: {}", reason);
+  return code;
+}
+
+}  // namespace vigil::alg::detail

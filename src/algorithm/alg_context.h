@@ -1,0 +1,125 @@
+// What every algorithm file shares: one op's context (group, scratch, dtype, result) with the
+// three things an algorithm does — post transfers and run them (Send/Recv/Flush), copy
+// (CheckedCopy) and reduce (Guarded) — each filling AlgResult on failure.
+//
+// Protocol rule: both ends of a link compute the same piece sizes from (count, nranks,
+// scratch.bytes), so the byte streams line up without headers. Ranks of one comm therefore need
+// the same scratch size (the CCL buffer size), as HCCL requires.
+//
+// Data that needs no reduction is received straight into the user's buffer: its whole range was
+// checked against the device-memory map when the op began (CheckUser), so a freed or too small
+// user buffer fails there with AlgResult::copy filled, before any byte moves.
+#pragma once
+
+#include <algorithm>
+#include <cstdint>
+#include <vector>
+
+#include "algorithm/collective.h"
+
+namespace vigil::alg::detail {
+
+// Largest piece moved per Flush when staging through scratch: keeps a received piece in cache
+// for its reduction and lets the sender fill the link while the receiver reduces.
+constexpr size_t kMaxPieceBytes = 1u << 20;
+
+// count elements split into n blocks; the first count % n blocks get one extra element.
+struct Blocks {
+  uint64_t base;
+  uint64_t rem;
+  Blocks(uint64_t count, uint32_t n) : base(count / n), rem(count % n) {}
+  uint64_t Off(uint64_t i) const { return i * base + std::min<uint64_t>(i, rem); }
+  uint64_t Len(uint64_t i) const { return base + (i < rem ? 1 : 0); }
+};
+
+// min(max(len - off, 0), piece): the part of a block covered by the piece starting at off.
+inline uint64_t Clip(uint64_t len, uint64_t off, uint64_t piece) {
+  return len > off ? std::min<uint64_t>(len - off, piece) : 0;
+}
+
+class Ctx {
+ public:
+  Ctx(Group& g, Scratch scratch, AlgResult* result, HcclDataType type,
+      HcclReduceOp op = HCCL_REDUCE_SUM);
+
+  // Validates the group, dtype, op (when `reduces`) and that scratch is not freed device memory.
+  HcclResult Begin(bool reduces);
+
+  uint32_t rank() const { return g_.rank; }
+  uint32_t size() const { return g_.size; }
+  size_t esize() const { return esize_; }
+  HcclDataType type() const { return type_; }
+
+  // Scratch split into `slots` equal, 64-byte aligned slots: elements per slot (0 if too small).
+  uint64_t PieceElems(uint32_t slots) const;
+  char* Slot(uint32_t i) const { return static_cast<char*>(scratch_.base) + i * slot_bytes_; }
+
+  // Posts a transfer for the next Flush (zero bytes: nothing). At most one send and one recv
+  // per peer between Flushes, so no link carries two streams at once.
+  void Send(uint32_t peer, const void* buf, size_t bytes);
+  void Recv(uint32_t peer, void* buf, size_t bytes);
+  // Runs the posted transfers to completion (transport::Progress with the group's WaitPolicy).
+  HcclResult Flush();
+
+  // Checked memcpy; no-op for dst == src or bytes == 0.
+  HcclResult Copy(void* dst, const void* src, size_t bytes);
+  // dst (op)= src and dst = a (op) b under the device-memory guard. `a` is usually user memory
+  // checked at op start, `b` the scratch slot just received.
+  HcclResult ReduceInto(void* dst, const void* src, uint64_t count);
+  HcclResult Reduce2(void* dst, const void* a, const void* b, uint64_t count);
+  // Fails (HCCL_E_RUNTIME, AlgResult::copy) when [p, p+bytes) is freed or overruns its allocation.
+  HcclResult CheckUser(const void* p, size_t bytes, bool is_dst);
+
+  HcclResult Fail(HcclResult code, const char* reason);
+  AlgResult* result() { return result_; }
+
+ private:
+  transport::Link* LinkTo(uint32_t peer);
+
+  Group& g_;
+  Scratch scratch_;
+  AlgResult* result_;
+  AlgResult dummy_;
+  HcclDataType type_;
+  HcclReduceOp op_;
+  size_t esize_;
+  mutable size_t slot_bytes_ = 0;
+  uint32_t bad_peer_ = UINT32_MAX;  // a Send/Recv named a peer without a link
+  std::vector<transport::Xfer> xfers_;
+};
+
+// The algorithm bodies (one file each). Arguments are already validated by collective.cc.
+HcclResult RingAllReduce(Ctx& c, const char* send, char* recv, uint64_t count);
+HcclResult MeshAllReduce(Ctx& c, const char* send, char* recv, uint64_t count);
+HcclResult HdAllReduce(Ctx& c, const char* send, char* recv, uint64_t count);
+HcclResult StarAllReduce(Ctx& c, const char* send, char* recv, uint64_t count);
+
+// Ring over variable blocks: block j is counts[j] elements at displs[j]. Serves ReduceScatter,
+// ReduceScatterV, AllGather and AllGatherV.
+HcclResult RingReduceScatterV(Ctx& c, const char* send, const uint64_t* counts,
+                              const uint64_t* displs, char* recv);
+HcclResult MeshReduceScatter(Ctx& c, const char* send, char* recv, uint64_t recv_count);
+HcclResult RingAllGatherV(Ctx& c, const char* send, char* recv, const uint64_t* counts,
+                          const uint64_t* displs);
+HcclResult MeshAllGather(Ctx& c, const char* send, char* recv, uint64_t send_count);
+HcclResult HdAllGather(Ctx& c, const char* send, char* recv, uint64_t send_count);
+
+HcclResult TreeBroadcast(Ctx& c, char* buf, uint64_t count, uint32_t root);
+HcclResult ChainBroadcast(Ctx& c, char* buf, uint64_t count, uint32_t root);
+HcclResult TreeReduce(Ctx& c, const char* send, char* recv, uint64_t count, uint32_t root);
+HcclResult ChainReduce(Ctx& c, const char* send, char* recv, uint64_t count, uint32_t root);
+
+HcclResult StarScatter(Ctx& c, const char* send, char* recv, uint64_t recv_count, uint32_t root);
+HcclResult PairwiseAlltoAllV(Ctx& c, const char* send, const uint64_t* send_counts,
+                             const uint64_t* send_displs, size_t send_es, char* recv,
+                             const uint64_t* recv_counts, const uint64_t* recv_displs,
+                             size_t recv_es);
+HcclResult DisseminationBarrier(Ctx& c);
+HcclResult BatchSendRecv(Ctx& c, const std::vector<P2pItem>& items);
+
+// Sizes at which the tree forms of Broadcast/Reduce give way to pipelined chains.
+constexpr size_t kTreeMaxBytes = 64u << 10;
+// Broadcast chain piece (pure forwarding, no scratch needed).
+constexpr size_t kChainPieceBytes = 256u << 10;
+
+}  // namespace vigil::alg::detail

@@ -1,0 +1,31 @@
+// Pairwise AlltoAllV: step k = 1..p-1 sends this rank's block for rank+k and receives the block
+// from rank-k, so each rank talks to one peer per direction at a time (no incast). The block to
+// itself is a local copy. Everything lands straight in recv.
+#include "algorithm/alg_context.h"
+#include "common/dtype.h"
+
+namespace vigil::alg::detail {
+
+HcclResult PairwiseAlltoAllV(Ctx& c, const char* send, const uint64_t* send_counts,
+                             const uint64_t* send_displs, size_t send_es, char* recv,
+                             const uint64_t* recv_counts, const uint64_t* recv_displs,
+                             size_t recv_es) {
+  const uint32_t p = c.size();
+  const uint32_t r = c.rank();
+  const size_t self_bytes = send_counts[r] * send_es;
+  if (self_bytes != recv_counts[r] * recv_es) {
+    return c.Fail(HCCL_E_PARA, "alltoallv: send and receive sizes to self differ");
+  }
+  HcclResult hr = c.Copy(recv + recv_displs[r] * recv_es, send + send_displs[r] * send_es, self_bytes);
+  if (hr != HCCL_SUCCESS) return hr;
+  for (uint32_t k = 1; k < p; ++k) {
+    const uint32_t to = (r + k) % p;
+    const uint32_t from = (r + p - k) % p;
+    c.Send(to, send + send_displs[to] * send_es, send_counts[to] * send_es);
+    c.Recv(from, recv + recv_displs[from] * recv_es, recv_counts[from] * recv_es);
+    if ((hr = c.Flush()) != HCCL_SUCCESS) return hr;
+  }
+  return HCCL_SUCCESS;
+}
+
+}  // namespace vigil::alg::detail

@@ -1,0 +1,26 @@
+// Ring AllGather(V): rank r's block goes to recv at displs[r] on every rank. Step s: send block
+// (r-s) to r+1, receive block (r-s-1) from r-1 straight into recv (no reduction, no staging).
+#include "algorithm/alg_context.h"
+
+namespace vigil::alg::detail {
+
+HcclResult RingAllGatherV(Ctx& c, const char* send, char* recv, const uint64_t* counts,
+                          const uint64_t* displs) {
+  const uint32_t p = c.size();
+  const uint32_t r = c.rank();
+  const size_t es = c.esize();
+  HcclResult hr = c.Copy(recv + displs[r] * es, send, counts[r] * es);
+  if (hr != HCCL_SUCCESS || p == 1) return hr;
+  const uint32_t next = (r + 1) % p;
+  const uint32_t prev = (r + p - 1) % p;
+  for (uint32_t s = 0; s + 1 < p; ++s) {
+    const uint32_t sb = (r + p - s) % p;
+    const uint32_t rb = (r + 2 * p - s - 1) % p;
+    c.Send(next, recv + displs[sb] * es, counts[sb] * es);
+    c.Recv(prev, recv + displs[rb] * es, counts[rb] * es);
+    if ((hr = c.Flush()) != HCCL_SUCCESS) return hr;
+  }
+  return HCCL_SUCCESS;
+}
+
+}  // namespace vigil::alg::detail
