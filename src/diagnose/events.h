@@ -1,0 +1,96 @@
+// Typed events parsed from log records. One flat struct keeps the parser simple; the comment on
+// each kind says which fields it fills. Op Entry lines are not events: they are the bulk of a run
+// log and go to the compact OpEntry form instead.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "diagnose/record.h"
+#include "diagnose/text_util.h"
+
+namespace vigil::diagnose {
+
+enum class EventKind : uint8_t {
+  kCommInit,          // rank, rank_size, ip (root host ip), port, group (identifier), device
+  kCommDestroy,       // group / comm_ptr when the line names them
+  kEnv,               // name, value, from_env
+  kHeartbeat,         // local, crimer, informer, status ("LOST", "STUCK", "ERROR CQE", ...)
+  kClusterException,  // crimer (Location), informer (Discoverer), status (ExceptionType), detail
+                      // (Possible Reason), aux_time (Arrival Time)
+  kTaskBase,          // stage ("Timeout"/"RunFailed"), engine, stream, task, tag, detail (AlgType)
+  kTaskGroupRank,     // group, rank_size, rank, peer_rank, detail (user define information)
+  kTaskOpData,        // aux_time (timeStamp), device, index, count, reduce, dtype, src, dst
+  kTaskPara,          // src, dst, size, remote_rank, detail (link type), tag
+  kScreenError,       // code, name (title), detail (message); per code more fields (see parser)
+  kSdmaRuntime,       // device, stream, task, detail ("fftsplus sdma error" / rtCode)
+  kAivKernel,         // device, stream, task, name (kernel name), detail (kernel info ext)
+  kRoceCqe,           // status (ROCE/HCCP "error cqe status" / "CQE status")
+  kCqeDetail,         // [ROCE CQE ERROR] / [CQE ERROR]: status, aux_time, local_*, remote_*
+  kLinkTimeout,       // "wait socket establish timeout": role, rank, detail; EI0006 too
+  kTopoTimeout,       // "topo exchange server|agent get socket timeout": role; connected/need
+  kMissingRanks,      // "Failed to connect agent[1,3]" and similar: ranks
+  kBindFail,          // "listen ... fail": ip, port
+  kParamCheckFail,    // "CMD information X check fail. local[..], remote[..]": name, local, remote
+  kTransportError,    // "Transport init error" / "Alloc transports failed": detail, tag
+  kOpInconsistent,    // "check opinfo inconsistent": group, index, local, remote
+  kStuckTrace,        // "[HCCL_TRACE]rank:<uid>, count of currently executed operators:<n>"
+  kBufferOom,         // CCL buffer allocation failure (EI9001 or driver OOM naming the buffer)
+  kKeyInfo,           // "Communicator Key Info" / "LocalRank Key Info": group, rank, ip, device
+  kError,             // any other ERROR record (first few per file, for "who errored first")
+};
+
+const char* EventKindName(EventKind k);
+
+struct Loc {
+  uint32_t file = 0;  // index into the scan's file table
+  uint64_t line = 0;    // 1-based physical line
+  uint64_t offset = 0;  // byte offset of the record in the file
+};
+
+struct Event {
+  EventKind kind = EventKind::kError;
+  Loc loc;
+  Level level = Level::kUnknown;
+  std::string module;
+  int64_t pid = -1;
+  int64_t proc = -1;           // index of the process in the job model (set when the job is built)
+  Micros time = kNoTime;       // record time
+  Micros aux_time = kNoTime;   // time carried in the message (arrival, opData timeStamp, CQE time)
+  std::string text;            // the record, printable, for evidence
+
+  std::string group;           // communicator identifier
+  std::string tag;
+  std::string name;            // env name, kernel name, parameter name, screen title
+  std::string value;           // env value
+  std::string code;            // EIxxxx
+  std::string stage, engine;   // [TaskExecStage][Timeout][Host] → Timeout, Host
+  std::string local, crimer, informer, status, remote;
+  std::string ip;
+  std::string detail;
+  std::string reduce, dtype;
+  std::string local_server, local_device, local_ip, remote_server, remote_device, remote_ip;
+  std::vector<int64_t> ranks;
+  int64_t rank = -1, rank_size = -1, peer_rank = -1, remote_rank = -1;
+  int64_t device = -1, stream = -1, task = -1, index = -1, count = -1, port = -1;
+  int64_t connected = -1, need = -1;
+  uint64_t src = 0, dst = 0, size = 0;
+  bool from_env = false;
+};
+
+// One `Entry-Hccl<Op>` line, compact (the bulk of run logs when HCCL_ENTRY_LOG_ENABLE=1).
+struct OpEntry {
+  Micros time = kNoTime;
+  uint64_t count = 0;
+  Loc loc;
+  int64_t seq = 0;            // ordinal of this op on its communicator within the process
+  int32_t stream = -1;
+  int32_t local_rank = -1;
+  std::string op;             // "AllReduce"
+  std::string dtype;          // "float32"
+  std::string reduce;         // "sum" or empty
+  std::string tag;
+};
+
+}  // namespace vigil::diagnose

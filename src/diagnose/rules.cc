@@ -1,0 +1,1255 @@
+#include "diagnose/rules.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <map>
+#include <set>
+
+#include "common/error_codes.h"
+#include "diagnose/line_parser.h"
+
+namespace vigil::diagnose {
+namespace {
+
+constexpr Micros kSec = 1000000;
+constexpr Micros kJitter = 300 * kSec;   // HCCL's key-event window (JITTER_TIME)
+constexpr Micros kLostDelay = 30 * kSec; // LOST needs 30 missed beats
+constexpr size_t kMaxEvidence = 10;
+
+// --- helpers -------------------------------------------------------------------------------
+
+class Ctx {
+ public:
+  explicit Ctx(const Job& job) : job(job) {}
+  const Job& job;
+  std::vector<Finding> out;
+
+  RankRef Ref(int64_t proc, const std::string& role, const std::string& group = {},
+              int64_t rank = -1) const {
+    RankRef r;
+    r.role = role;
+    r.group = group;
+    r.rank = rank;
+    if (proc >= 0 && static_cast<size_t>(proc) < job.processes.size()) {
+      const Process& p = job.processes[proc];
+      r.pid = p.pid;
+      r.node = p.node;
+      r.host = p.host_ip;
+      r.device = p.device;
+      r.uid = p.uid;
+      if (!group.empty() && rank < 0) {
+        int64_t ci = job.CommIndex(group);
+        if (ci >= 0) {
+          int64_t mi = job.comms[ci].MemberOfProc(proc);
+          if (mi >= 0) r.rank = job.comms[ci].members[mi].rank;
+        }
+      }
+      if (r.uid.empty() && !r.host.empty() && r.device >= 0) r.uid = fmt::format("{}/{}", r.host, r.device);
+    }
+    return r;
+  }
+
+  RankRef UidRef(const std::string& uid, const std::string& role) const {
+    int64_t proc = job.ProcOfUid(uid);
+    RankRef r = Ref(proc, role);
+    r.uid = uid;
+    if (r.host.empty()) r.host = uid.substr(0, uid.rfind('/'));
+    if (r.device < 0) {
+      auto d = ToInt(std::string_view(uid).substr(uid.rfind('/') + 1));
+      if (d) r.device = *d;
+    }
+    // The comm rank of that process, when it is in exactly one comm.
+    if (proc >= 0 && r.rank < 0) {
+      for (const Comm& c : job.comms) {
+        int64_t mi = c.MemberOfProc(proc);
+        if (mi >= 0) {
+          if (r.group.empty()) {
+            r.group = c.group;
+            r.rank = c.members[mi].rank;
+          }
+        }
+      }
+    }
+    return r;
+  }
+
+  Evidence Ev(const Event& e, const std::string& note) const {
+    return Evidence{e.loc, job.FilePath(e.loc), e.text, note};
+  }
+  Evidence EvLoc(const Loc& loc, const std::string& note) const {
+    std::string path = job.FilePath(loc);
+    return Evidence{loc, path, ReadLineAt(path, loc.offset), note};
+  }
+};
+
+int StatusPriority(const std::string& s) {
+  std::string u;
+  for (char c : s) u.push_back(static_cast<char>(std::toupper(static_cast<unsigned char>(c))));
+  if (u.find("CQE") != std::string::npos) return 0;
+  if (u.find("STUCK") != std::string::npos) return 1;
+  if (u.find("LOST") != std::string::npos) return 2;
+  if (u.find("INCONSISTENT") != std::string::npos) return 3;
+  return 4;
+}
+
+const char* StatusName(int prio) {
+  switch (prio) {
+    case 0: return "ERROR CQE";
+    case 1: return "STUCK";
+    case 2: return "LOST";
+    case 3: return "INCONSISTENT";
+    default: return "OTHER";
+  }
+}
+
+std::string CatalogueAdvice(const std::string& code) {
+  const ErrorCodeInfo* info = FindErrorCode(code);
+  if (info == nullptr) return {};
+  return fmt::format("[{} {}] {}", info->code, info->title, info->solution);
+}
+
+std::string RankName(const RankRef& r) { return DescribeRank(r); }
+
+std::string RankList(const std::vector<int64_t>& ranks) {
+  std::string s;
+  for (size_t i = 0; i < ranks.size(); ++i) s += (i ? ", " : "") + std::to_string(ranks[i]);
+  return s;
+}
+
+bool IsTaskEvent(EventKind k) {
+  return k == EventKind::kTaskBase || k == EventKind::kTaskGroupRank || k == EventKind::kTaskOpData ||
+         k == EventKind::kTaskPara;
+}
+
+// Errors that are a cause of their own, not the waiting that follows someone else's fault.
+bool IsPrimaryError(const Event& e) {
+  if (e.level != Level::kError && e.level != Level::kScreen) return false;
+  if (IsTaskEvent(e.kind) || e.kind == EventKind::kClusterException) return false;
+  if (e.kind == EventKind::kScreenError && e.code == "EI0002") return false;
+  if (e.kind == EventKind::kError) {
+    // Generic follow-up lines of a timeout are not causes.
+    const std::string& t = e.text;
+    if (t.find("imeout") != std::string::npos || t.find("TaskExecStage") != std::string::npos ||
+        t.find("Task from HCCL run failed") != std::string::npos)
+      return false;
+  }
+  return true;
+}
+
+// --- rule 1: heartbeat ---------------------------------------------------------------------
+
+struct Crimer {
+  std::string uid;
+  int prio = 9;
+  Micros first = kNoTime;
+  std::set<int64_t> reporters;
+  std::set<std::string> informers;
+  std::vector<const Event*> events;
+  bool from_ce = false;
+};
+
+Micros FirstFailureTime(const Job& job) {
+  Micros t = kNoTime;
+  for (const TaskFailure& f : job.failures)
+    if (f.time != kNoTime && (t == kNoTime || f.time < t)) t = f.time;
+  return t;
+}
+
+void RuleHeartbeat(Ctx* cx) {
+  const Job& job = cx->job;
+  std::vector<const Event*> ce, hb;
+  for (const Event& e : job.events) {
+    if (e.kind == EventKind::kClusterException && !e.crimer.empty()) ce.push_back(&e);
+    if (e.kind == EventKind::kHeartbeat && !e.crimer.empty()) hb.push_back(&e);
+  }
+  if (ce.empty() && hb.empty()) return;
+  Micros timeout = job.exec_timeout_s * kSec;
+
+  std::vector<const Event*> use;
+  bool windowed = false;
+  if (!ce.empty()) {
+    use = ce;
+  } else {
+    // NOTE 1 of the seed: the events near the time the job got stuck are the cause.
+    Micros ref = kNoTime;
+    Micros fail = FirstFailureTime(job);
+    if (fail != kNoTime) ref = fail - timeout;
+    if (ref == kNoTime) {
+      for (const Comm& c : job.comms)
+        for (const Member& m : c.members)
+          if (m.ops.last > ref) ref = m.ops.last;
+    }
+    if (ref != kNoTime) {
+      for (const Event* e : hb) {
+        if (e->time == kNoTime) continue;
+        int prio = StatusPriority(e->status);
+        Micros d = e->time - ref;
+        bool keep;
+        if (prio == 1) keep = d >= timeout / 3 - kJitter && d <= 2 * timeout / 3 + kJitter;
+        else if (prio == 2) keep = std::llabs(d - kLostDelay) <= kJitter;
+        else keep = std::llabs(d) <= kJitter;
+        if (keep) use.push_back(e);
+      }
+      windowed = !use.empty();
+    }
+    if (use.empty()) use = hb;
+  }
+
+  std::map<std::string, Crimer> crimers;
+  for (const Event* e : use) {
+    Crimer& c = crimers[e->crimer];
+    c.uid = e->crimer;
+    c.prio = std::min(c.prio, StatusPriority(e->status));
+    Micros t = e->kind == EventKind::kClusterException && e->aux_time != kNoTime ? e->aux_time : e->time;
+    if (t != kNoTime && (c.first == kNoTime || t < c.first)) c.first = t;
+    c.reporters.insert(e->proc);
+    if (!e->informer.empty()) c.informers.insert(e->informer);
+    c.events.push_back(e);
+    c.from_ce = c.from_ce || e->kind == EventKind::kClusterException;
+  }
+  std::vector<Crimer*> order;
+  for (auto& [k, c] : crimers) order.push_back(&c);
+  std::sort(order.begin(), order.end(), [](const Crimer* a, const Crimer* b) {
+    if (a->prio != b->prio) return a->prio < b->prio;
+    if (a->reporters.size() != b->reporters.size()) return a->reporters.size() > b->reporters.size();
+    return a->first < b->first;
+  });
+  const Crimer& top = *order.front();
+
+  // NOTE 2: both ends reporting each other LOST means the network between them.
+  std::string mutual;
+  if (top.prio == 2) {
+    for (const Event* a : hb) {
+      if (StatusPriority(a->status) != 2 || a->crimer != top.uid) continue;
+      for (const Event* b : hb) {
+        if (StatusPriority(b->status) == 2 && b->crimer == a->informer && b->informer == top.uid &&
+            a->informer != top.uid) {
+          mutual = a->informer;
+          break;
+        }
+      }
+      if (!mutual.empty()) break;
+    }
+  }
+
+  Finding f;
+  f.time = top.first;
+  RankRef root = cx->UidRef(top.uid, "root cause");
+  f.ranks.push_back(root);
+  int64_t proc = job.ProcOfUid(top.uid);
+  std::string tail;
+  if (proc >= 0 && job.processes[proc].last != kNoTime && top.first != kNoTime) {
+    Micros last = job.processes[proc].last;
+    tail = fmt::format(" Its own logs end at {} ({} {} the event).", FormatTime(last),
+                       FormatDuration(std::llabs(top.first - last)), last <= top.first ? "before" : "after");
+  } else if (proc < 0) {
+    tail = " No logs of that rank were given; collect them.";
+  }
+  std::string informers;
+  for (const auto& i : top.informers) informers += (informers.empty() ? "" : ", ") + i;
+  if (!mutual.empty()) {
+    f.fault = "network";
+    f.title = fmt::format("Network between {} and {} (both report the other LOST)", top.uid, mutual);
+    f.summary = fmt::format(
+        "Heartbeat: {} and {} each report the other as LOST. Both processes were alive to report, "
+        "so the link between them failed, not a process.",
+        top.uid, mutual);
+    f.ranks.push_back(cx->UidRef(mutual, "peer"));
+    f.advice = "Check the network path between the two hosts (link flaps: hccn_tool -i <dev> -link_stat -g; "
+               "switch ports, cables, firewall). " + CatalogueAdvice("EI0013");
+    f.code = "EI0013";
+    f.score = 93;
+  } else if (top.prio == 0) {
+    f.fault = "error_cqe";
+    f.title = fmt::format("ERROR CQE at {} (RoCE retransmission exceeded)", top.uid);
+    f.summary = fmt::format("Heartbeat: {} reported ERROR CQE (by {}).{}", top.uid, informers, tail);
+    f.advice = "The network to or from this rank dropped packets until RoCE gave up. Check its links "
+               "(hccn_tool -link_stat), then whether the peer process exited first. " + CatalogueAdvice("EI0013");
+    f.code = "EI0013";
+    f.score = 94;
+  } else if (top.prio == 1) {
+    f.fault = "process_stuck";
+    f.title = fmt::format("Process stuck at {}", top.uid);
+    f.summary = fmt::format(
+        "Heartbeat: {} is STUCK (its op in/out counters stopped moving; reported by {}). Note STUCK is "
+        "detected (1/3..2/3) x HCCL_EXEC_TIMEOUT = {}..{} after the stop.{}",
+        top.uid, informers, FormatDuration(job.exec_timeout_s * kSec / 3),
+        FormatDuration(job.exec_timeout_s * kSec * 2 / 3), tail);
+    f.advice = "The host process of that rank stopped issuing collective ops (deadlock, waiting on "
+               "data/IO, a Python exception swallowed, or a device task hang). Dump its stacks "
+               "(py-spy dump / gdb -p) and check what it was doing at that time.";
+    f.score = 92;
+  } else if (top.prio == 2) {
+    f.fault = "heartbeat_lost";
+    f.title = fmt::format("Heartbeat lost from {} (process exited or unreachable)", top.uid);
+    f.summary = fmt::format("Heartbeat: {} LOST, discovered by {}.{}", top.uid,
+                            informers.empty() ? std::string("?") : informers, tail);
+    f.advice = "Check whether that process exited (core dump, OOM killer: dmesg, SIGKILL by the "
+               "scheduler) or froze (SIGSTOP) at that time, or whether its host's network went down.";
+    f.score = 91;
+  } else {
+    f.fault = top.prio == 3 ? "op_inconsistent" : "heartbeat_event";
+    f.title = fmt::format("Heartbeat event {} at {}", top.events.front()->status, top.uid);
+    f.summary = fmt::format("Heartbeat names {} with status {}.", top.uid, top.events.front()->status);
+    f.advice = CatalogueAdvice("EI0005");
+    f.score = 70;
+  }
+  if (top.from_ce) {
+    f.confidence = "high";
+  } else if (windowed) {
+    f.confidence = "medium";
+    f.score -= 6;
+  } else {
+    f.confidence = "low";
+    f.score -= 25;
+    f.summary += " (No event falls in the window around the stop time; all heartbeat events used.)";
+  }
+  f.facts.push_back({"status", StatusName(top.prio)});
+  f.facts.push_back({"crimer", top.uid});
+  f.facts.push_back({"informers", informers});
+  f.facts.push_back({"reporting_processes", std::to_string(top.reporters.size())});
+  for (const Event* e : top.events) {
+    if (f.evidence.size() >= 4) break;
+    f.evidence.push_back(cx->Ev(*e, e->kind == EventKind::kClusterException ? "cluster exception location"
+                                                                           : "heartbeat event"));
+  }
+  // The other crimers, for context.
+  for (size_t i = 1; i < order.size() && f.evidence.size() < kMaxEvidence; ++i)
+    f.evidence.push_back(cx->Ev(*order[i]->events.front(),
+                                fmt::format("also: {} {}", order[i]->uid, StatusName(order[i]->prio))));
+  cx->out.push_back(std::move(f));
+}
+
+// --- rule 2 + 3: the failing communicators ----------------------------------------------------
+
+struct Attr {
+  std::string op, dtype;
+  int64_t count = -1, index = -1;
+};
+
+void RuleComms(Ctx* cx) {
+  const Job& job = cx->job;
+  for (const Comm& c : job.comms) {
+    std::vector<const TaskFailure*> fails;
+    for (const TaskFailure& tf : job.failures)
+      if (tf.group == c.group) fails.push_back(&tf);
+    bool comm_failed = !fails.empty();
+    if (!comm_failed) continue;
+
+    // Latest failure per process (the first one, really: the op that timed out first).
+    std::map<int64_t, const TaskFailure*> by_proc;
+    for (const TaskFailure* tf : fails)
+      if (!by_proc.count(tf->proc) || tf->time < by_proc[tf->proc]->time) by_proc[tf->proc] = tf;
+
+    // Ranks of the comm without logs at all.
+    std::vector<int64_t> missing;
+    if (c.rank_size > 0 && c.rank_size <= 65536) {
+      for (int64_t r = 0; r < c.rank_size; ++r)
+        if (c.MemberOfRank(r) < 0) missing.push_back(r);
+    }
+    // Silent ranks: present, but no error at all.
+    std::vector<const Member*> silent, failed;
+    for (const Member& m : c.members) {
+      if (m.proc < 0) continue;
+      if (by_proc.count(m.proc)) failed.push_back(&m);
+      else if (job.processes[m.proc].errors == 0) silent.push_back(&m);
+    }
+    // Primary errors (not timeouts) of members.
+    const Event* first_primary = nullptr;
+    for (const Event& e : job.events) {
+      if (!IsPrimaryError(e) || c.MemberOfProc(e.proc) < 0) continue;
+      if (first_primary == nullptr || (e.time != kNoTime && e.time < first_primary->time)) first_primary = &e;
+    }
+
+    if (!missing.empty() && missing.size() < static_cast<size_t>(c.rank_size)) {
+      Finding f;
+      f.fault = "missing_logs";
+      f.title = fmt::format("No logs for rank(s) {} of {}", RankList(missing), c.group);
+      f.summary = fmt::format("The communicator has {} ranks; the given logs show {} of them. The "
+                              "missing ranks may be the cause: collect their run/ and debug/ plogs.",
+                              c.rank_size, c.rank_size - static_cast<int64_t>(missing.size()));
+      f.advice = "Collect the CANN log folders of every node of the job and run diagnose on all of them.";
+      f.confidence = "low";
+      f.score = 25;
+      f.facts.push_back({"missing_ranks", RankList(missing)});
+      cx->out.push_back(std::move(f));
+    }
+
+    if (first_primary != nullptr) {
+      Finding f;
+      int64_t mi = c.MemberOfProc(first_primary->proc);
+      RankRef r = cx->Ref(first_primary->proc, "root cause", c.group, c.members[mi].rank);
+      f.fault = "first_error";
+      f.title = fmt::format("Rank {} errored first in {}", c.members[mi].rank, c.group);
+      f.summary = fmt::format("Before the others timed out, {} reported an error of its own at {}: {}",
+                              RankName(r), FormatTime(first_primary->time),
+                              Printable(first_primary->text, 240));
+      f.advice = "Investigate this rank's own error first; the others only waited for it.";
+      f.code = first_primary->code;
+      if (!f.code.empty()) f.advice += " " + CatalogueAdvice(f.code);
+      f.confidence = "medium";
+      f.score = 62;
+      f.time = first_primary->time;
+      f.ranks.push_back(r);
+      f.evidence.push_back(cx->Ev(*first_primary, "first error of its own"));
+      cx->out.push_back(std::move(f));
+    }
+
+    if (!silent.empty() && !failed.empty()) {
+      Finding f;
+      f.fault = "silent_rank";
+      std::vector<int64_t> ids;
+      for (const Member* m : silent) {
+        ids.push_back(m->rank);
+        f.ranks.push_back(cx->Ref(m->proc, "silent", c.group, m->rank));
+      }
+      Micros first_fail = kNoTime;
+      for (const auto& [p, tf] : by_proc)
+        if (first_fail == kNoTime || tf->time < first_fail) first_fail = tf->time;
+      std::string detail;
+      for (const Member* m : silent) {
+        const Process& p = job.processes[m->proc];
+        detail += fmt::format(" Rank {} (pid {}): logs end at {}{}.", m->rank, p.pid, FormatTime(p.last),
+                              m->ops.total > 0 ? fmt::format(", {} ops issued", m->ops.total) : "");
+      }
+      f.title = fmt::format("Rank(s) {} of {} logged no error while {} rank(s) failed", RankList(ids), c.group,
+                            failed.size());
+      f.summary = "The failing ranks waited for rank(s) that logged nothing: they never reached the op "
+                  "(stuck host code) or died without a trace." + detail;
+      f.advice = "Look at what the silent rank(s) were doing: stack dump if alive, exit status / dmesg if not.";
+      f.confidence = "medium";
+      f.score = 66;
+      f.time = first_fail;
+      cx->out.push_back(std::move(f));
+    }
+
+    // Rule 3: every rank with logs timed out.
+    bool all_timeout = failed.size() >= 2 && silent.empty();
+    for (const Member* m : failed)
+      if (by_proc[m->proc]->stage != "Timeout") all_timeout = false;
+    if (!all_timeout) continue;
+
+    std::vector<std::pair<const Member*, const TaskFailure*>> rows;
+    for (const Member* m : failed) rows.push_back({m, by_proc[m->proc]});
+
+    // 3a: same index, different op / count / dtype.
+    std::set<int64_t> indices;
+    for (auto& [m, tf] : rows) indices.insert(tf->index);
+    bool mismatch_found = false;
+    if (indices.size() == 1) {
+      auto odd_ones = [&](auto get) {
+        std::map<std::string, std::vector<const Member*>> groups;
+        for (auto& [m, tf] : rows) {
+          std::string v = get(tf);
+          if (!v.empty()) groups[v].push_back(m);
+        }
+        return groups;
+      };
+      struct Check {
+        const char* what;
+        std::map<std::string, std::vector<const Member*>> groups;
+      };
+      std::vector<Check> checks = {
+          {"op", odd_ones([](const TaskFailure* t) { return t->op; })},
+          {"count", odd_ones([](const TaskFailure* t) { return t->count >= 0 ? std::to_string(t->count) : ""; })},
+          {"dataType", odd_ones([](const TaskFailure* t) { return t->dtype; })},
+      };
+      for (const Check& ch : checks) {
+        if (ch.groups.size() < 2) continue;
+        mismatch_found = true;
+        // Majority value; the others are the odd ranks (ties: all named).
+        size_t best = 0;
+        std::string major;
+        for (const auto& [v, ms] : ch.groups)
+          if (ms.size() > best) {
+            best = ms.size();
+            major = v;
+          }
+        bool tie = false;
+        for (const auto& [v, ms] : ch.groups)
+          if (v != major && ms.size() == best) tie = true;
+        Finding f;
+        f.fault = std::string(ch.what) == "op" ? "op_mismatch"
+                  : std::string(ch.what) == "count" ? "count_mismatch" : "dtype_mismatch";
+        std::string parts;
+        for (const auto& [v, ms] : ch.groups) {
+          std::vector<int64_t> ids;
+          for (const Member* m : ms) ids.push_back(m->rank);
+          parts += fmt::format("{}rank{} {} {}", parts.empty() ? "" : "; ", ids.size() > 1 ? "s" : "",
+                               RankList(ids), v);
+          bool odd = tie || v != major;
+          for (const Member* m : ms) {
+            if (!odd) continue;
+            RankRef r = cx->Ref(m->proc, "root cause", c.group, m->rank);
+            f.ranks.push_back(r);
+          }
+        }
+        std::string odd_desc;
+        for (const RankRef& r : f.ranks) {
+          const TaskFailure* tf = nullptr;
+          for (auto& [m, t] : rows)
+            if (m->rank == r.rank) tf = t;
+          std::string val = std::string(ch.what) == "op" ? tf->op
+                            : std::string(ch.what) == "count" ? std::to_string(tf->count) : tf->dtype;
+          odd_desc += fmt::format("{}rank {} called {} with {} {}", odd_desc.empty() ? "" : ", ", r.rank,
+                                  tf->op, ch.what, val);
+        }
+        f.title = fmt::format("{} mismatch at op index {} of {}: {}", ch.what, *indices.begin(), c.group,
+                              tie ? parts : odd_desc + " (the others: " + major + ")");
+        f.summary = fmt::format(
+            "All {} ranks timed out on op index {}, but not on the same op: {}. Collectives must be "
+            "called in the same order with the same arguments on every rank.",
+            rows.size(), *indices.begin(), parts);
+        f.advice = "Fix the script so every rank issues the same collective sequence (look for "
+                   "rank-dependent branches, uneven data per rank, a skipped or extra call). "
+                   "HCCL_ENTRY_LOG_ENABLE=1 logs every call to compare. " + CatalogueAdvice("EI0005");
+        f.code = "EI0005";
+        f.confidence = tie ? "medium" : "high";
+        f.score = tie ? 84 : 88;
+        f.time = rows.front().second->time;
+        f.facts.push_back({"index", std::to_string(*indices.begin())});
+        f.facts.push_back({"field", ch.what});
+        for (auto& [m, tf] : rows)
+          for (const Loc& l : tf->locs)
+            if (f.evidence.size() < kMaxEvidence && l.line != 0)
+              f.evidence.push_back(cx->EvLoc(l, fmt::format("rank {}", m->rank)));
+        cx->out.push_back(std::move(f));
+        break;  // one mismatch finding per comm: the first field that differs
+      }
+    } else if (indices.size() > 1) {
+      mismatch_found = true;
+      Finding f;
+      f.fault = "index_mismatch";
+      std::string parts;
+      int64_t low = *indices.begin();
+      for (auto& [m, tf] : rows) {
+        parts += fmt::format("{}rank {} at index {} ({})", parts.empty() ? "" : ", ", m->rank, tf->index, tf->op);
+        if (tf->index == low) f.ranks.push_back(cx->Ref(m->proc, "behind", c.group, m->rank));
+      }
+      f.title = fmt::format("Ranks of {} timed out at different op indices", c.group);
+      f.summary = fmt::format("{}. The rank(s) at the lowest index ({}) are behind: the others already "
+                              "issued later ops.", parts, low);
+      f.advice = "Find why the lagging rank issued fewer collectives (a skipped call, a branch, uneven data).";
+      f.confidence = "medium";
+      f.score = 78;
+      for (auto& [m, tf] : rows)
+        if (f.evidence.size() < kMaxEvidence) f.evidence.push_back(cx->EvLoc(tf->loc, fmt::format("rank {}", m->rank)));
+      cx->out.push_back(std::move(f));
+    }
+    if (mismatch_found) continue;
+
+    // 3b: error-time gap against the exec timeout.
+    std::sort(rows.begin(), rows.end(), [](const auto& a, const auto& b) { return a.second->time < b.second->time; });
+    Micros first = rows.front().second->time, last = rows.back().second->time;
+    int64_t timeout_s = 0;
+    for (auto& [m, tf] : rows) timeout_s = std::max(timeout_s, job.ExecTimeoutOf(tf->proc));
+    Micros gap = last - first;
+    if (gap > timeout_s * kSec) {
+      Finding f;
+      f.fault = "late_rank";
+      std::vector<int64_t> late;
+      for (auto& [m, tf] : rows)
+        if (tf->time - first > timeout_s * kSec) {
+          late.push_back(m->rank);
+          f.ranks.push_back(cx->Ref(m->proc, "late", c.group, m->rank));
+        }
+      f.title = fmt::format("Rank(s) {} entered op index {} {} after rank {}: more than HCCL_EXEC_TIMEOUT {} s",
+                            RankList(late), rows.back().second->index, FormatDuration(gap),
+                            rows.front().first->rank, timeout_s);
+      f.summary = fmt::format(
+          "All ranks of {} timed out on the same op ({} index {}, count {}, {}), but their errors are {} "
+          "apart ({} at {}, {} at {}) while HCCL_EXEC_TIMEOUT is {} s{}. The early rank(s) gave up "
+          "waiting before the late one(s) arrived, so every rank timed out.",
+          c.group, rows.front().second->op, rows.front().second->index, rows.front().second->count,
+          rows.front().second->dtype, FormatDuration(gap), fmt::format("rank {}", rows.front().first->rank),
+          FormatTime(first), fmt::format("rank {}", rows.back().first->rank), FormatTime(last), timeout_s,
+          job.exec_timeout_from_log ? "" : " (the default: no HCCL_EXEC_TIMEOUT echo found)");
+      f.advice = fmt::format(
+          "Find what delayed the late rank(s) by {} (data loading, checkpoint save, a slow host, "
+          "compilation). If the delay is expected, raise HCCL_EXEC_TIMEOUT above it on every rank.",
+          FormatDuration(gap));
+      f.code = "EI0002";
+      f.confidence = "high";
+      f.score = 86;
+      f.time = last;
+      f.facts.push_back({"gap_seconds", fmt::format("{:.3f}", static_cast<double>(gap) / kSec)});
+      f.facts.push_back({"exec_timeout_seconds", std::to_string(timeout_s)});
+      for (auto& [m, tf] : rows)
+        if (f.evidence.size() < kMaxEvidence) f.evidence.push_back(cx->EvLoc(tf->loc, fmt::format("rank {} error time", m->rank)));
+      if (job.exec_timeout_from_log) f.evidence.push_back(cx->EvLoc(job.exec_timeout_loc, "timeout in force"));
+      cx->out.push_back(std::move(f));
+      continue;
+    }
+
+    // 3c: consistent and in time: the cause is not in these logs.
+    Finding f;
+    f.fault = "exec_timeout";
+    f.title = fmt::format("All ranks of {} timed out on {} index {} with consistent arguments", c.group,
+                          rows.front().second->op, rows.front().second->index);
+    f.summary = fmt::format("Error times are within {} of each other (HCCL_EXEC_TIMEOUT {} s) and the op, "
+                            "count and data type agree: no rank is late or inconsistent in these logs.",
+                            FormatDuration(gap), timeout_s);
+    f.advice = "Check the network (error cqe, link flaps) and device health; rerun with "
+               "HCCL_ENTRY_LOG_ENABLE=1 to trace every call. " + CatalogueAdvice("EI0002");
+    f.code = "EI0002";
+    f.confidence = "low";
+    f.score = 30;
+    f.time = first;
+    for (auto& [m, tf] : rows)
+      if (f.evidence.size() < 4) f.evidence.push_back(cx->EvLoc(tf->loc, fmt::format("rank {}", m->rank)));
+    cx->out.push_back(std::move(f));
+  }
+}
+
+// Op sequences from Entry lines / flight dumps: the first index where ranks differ, and ranks
+// that issued fewer ops than the others.
+void RuleSequences(Ctx* cx) {
+  const Job& job = cx->job;
+  for (const Comm& c : job.comms) {
+    struct Seq {
+      const Member* m;
+      std::map<int64_t, Attr> ops;  // index → attr
+      int64_t total;
+    };
+    std::vector<Seq> seqs;
+    for (const Member& m : c.members) {
+      Seq s{&m, {}, 0};
+      if (!m.flight.empty()) {
+        for (const FlightOp& o : m.flight) s.ops[o.index] = Attr{o.op, o.dtype, o.count, o.index};
+        s.total = m.flight.empty() ? 0 : m.flight.back().index + 1;
+      } else if (m.ops.total > 0) {
+        for (const OpEntry& o : m.ops.recent)
+          s.ops[o.seq] = Attr{o.op, o.dtype, static_cast<int64_t>(o.count), o.seq};
+        s.total = m.ops.total;
+      } else {
+        continue;
+      }
+      seqs.push_back(std::move(s));
+    }
+    if (seqs.size() < 2) continue;
+    // First index present on all ranks where they disagree.
+    int64_t lo = 0, hi = INT64_MAX;
+    for (const Seq& s : seqs) {
+      if (s.ops.empty()) continue;
+      lo = std::max(lo, s.ops.begin()->first);
+      hi = std::min(hi, s.ops.rbegin()->first);
+    }
+    bool reported = false;
+    for (int64_t i = lo; i <= hi && !reported; ++i) {
+      std::map<std::string, std::vector<const Seq*>> by;
+      bool all = true;
+      for (const Seq& s : seqs) {
+        auto it = s.ops.find(i);
+        if (it == s.ops.end()) {
+          all = false;
+          break;
+        }
+        by[fmt::format("{} count {} {}", it->second.op, it->second.count, it->second.dtype)].push_back(&s);
+      }
+      if (!all || by.size() < 2) continue;
+      size_t best = 0;
+      std::string major;
+      for (const auto& [k, v] : by)
+        if (v.size() > best) best = v.size(), major = k;
+      Finding f;
+      f.fault = "sequence_mismatch";
+      std::string parts;
+      for (const auto& [k, v] : by) {
+        std::vector<int64_t> ids;
+        for (const Seq* s : v) ids.push_back(s->m->rank);
+        parts += fmt::format("{}rank(s) {}: {}", parts.empty() ? "" : "; ", RankList(ids), k);
+        if (k != major || by.size() == v.size())
+          for (const Seq* s : v) f.ranks.push_back(cx->Ref(s->m->proc, "root cause", c.group, s->m->rank));
+      }
+      f.title = fmt::format("Call sequences of {} differ at op #{}", c.group, i);
+      f.summary = fmt::format("The recorded calls (Entry lines / flight recorder) differ at op #{}: {}.", i, parts);
+      f.advice = "Make every rank issue the same collectives in the same order with the same arguments.";
+      f.code = "EI0005";
+      f.confidence = "high";
+      f.score = 83;
+      cx->out.push_back(std::move(f));
+      reported = true;
+    }
+    if (reported) continue;
+    // Counts: a rank that issued fewer ops than all others.
+    int64_t max_total = 0;
+    for (const Seq& s : seqs) max_total = std::max(max_total, s.total);
+    std::vector<const Seq*> behind;
+    for (const Seq& s : seqs)
+      if (s.total < max_total) behind.push_back(&s);
+    if (!behind.empty() && behind.size() < seqs.size()) {
+      Finding f;
+      f.fault = "missing_op";
+      std::vector<int64_t> ids;
+      for (const Seq* s : behind) {
+        ids.push_back(s->m->rank);
+        f.ranks.push_back(cx->Ref(s->m->proc, "root cause", c.group, s->m->rank));
+      }
+      int64_t min_total = max_total;
+      for (const Seq* s : behind) min_total = std::min(min_total, s->total);
+      f.title = fmt::format("Rank(s) {} of {} never entered op #{}", RankList(ids), c.group, min_total);
+      f.summary = fmt::format("The other ranks issued {} ops on {}; rank(s) {} stopped after {}: their host "
+                              "code did not reach the next collective.",
+                              max_total, c.group, RankList(ids), min_total);
+      f.advice = "Find where the lagging rank's host code stopped (stack dump), or why it skipped a call.";
+      f.confidence = "medium";
+      f.score = 74;
+      const Member* m = behind.front()->m;
+      if (!m->ops.recent.empty()) f.evidence.push_back(cx->EvLoc(m->ops.recent.back().loc, "its last op"));
+      cx->out.push_back(std::move(f));
+    }
+  }
+}
+
+// --- rule 4: two streams on one comm ----------------------------------------------------------
+
+void RuleStreams(Ctx* cx) {
+  const Job& job = cx->job;
+  for (const Comm& c : job.comms) {
+    for (const Member& m : c.members) {
+      if (m.ops.streams.size() < 2) continue;
+      Finding f;
+      f.fault = "multi_stream";
+      std::string ids, tags;
+      for (const auto& [sid, st] : m.ops.streams) {
+        ids += (ids.empty() ? "" : " and ") + std::to_string(sid);
+        tags += fmt::format("{}streamId {}: {} ops from {} ({} first)", tags.empty() ? "" : "; ", sid, st.ops,
+                            FormatTime(st.first), st.first_op);
+      }
+      f.ranks.push_back(cx->Ref(m.proc, "root cause", c.group, m.rank));
+      f.title = fmt::format("Ops of one communicator on two streams (streamId {}) in rank {}", ids, m.rank);
+      f.summary = fmt::format(
+          "Rank {} issued ops of {} on streams {} ({}). Without stream synchronization they run "
+          "concurrently and consume the communicator's shared resources (notifies, CCL buffer) in the "
+          "wrong order: timeouts or wrong results follow.{}",
+          m.rank, c.group, ids, tags,
+          m.ops.min_switch_gap >= 0 ? fmt::format(" The closest pair was issued {} apart.",
+                                                  FormatDuration(m.ops.min_switch_gap))
+                                    : "");
+      f.advice = "Issue all collectives of one communicator on one stream, or synchronize the streams "
+                 "(events / aclrtSynchronizeStream) between them; or use one communicator per stream.";
+      f.confidence = m.ops.stream_switches > 0 ? "high" : "medium";
+      f.score = 77;
+      f.time = m.ops.streams.begin()->second.first;
+      f.facts.push_back({"streams", ids});
+      if (m.ops.min_switch_gap >= 0) {
+        f.evidence.push_back(cx->EvLoc(m.ops.switch_loc_a, "op on one stream"));
+        f.evidence.push_back(cx->EvLoc(m.ops.switch_loc_b, "next op, on another stream"));
+      } else {
+        for (const auto& [sid, st] : m.ops.streams)
+          f.evidence.push_back(cx->EvLoc(st.first_loc, fmt::format("first op on stream {}", sid)));
+      }
+      cx->out.push_back(std::move(f));
+    }
+  }
+}
+
+// --- rule 5: SDMA ------------------------------------------------------------------------------
+
+void RuleSdma(Ctx* cx) {
+  const Job& job = cx->job;
+  std::map<int64_t, std::vector<const Event*>> by_proc;
+  for (const Event& e : job.events) {
+    if ((e.kind == EventKind::kScreenError && e.code == "EI0012") || e.kind == EventKind::kSdmaRuntime)
+      by_proc[e.proc].push_back(&e);
+  }
+  for (const auto& [proc, evs] : by_proc) {
+    const Process& p = job.processes[proc];
+    Micros t = kNoTime;
+    const Event* ei = nullptr;
+    for (const Event* e : evs) {
+      if (e->time != kNoTime && (t == kNoTime || e->time < t)) t = e->time;
+      if (e->code == "EI0012" && ei == nullptr) ei = e;
+    }
+    // The failed op of this process, if the task exception lines are there.
+    const TaskFailure* tf = nullptr;
+    for (const TaskFailure& x : job.failures)
+      if (x.proc == proc && (tf == nullptr || std::llabs(x.time - t) < std::llabs(tf->time - t))) tf = &x;
+    std::string group = tf != nullptr ? tf->group : (ei != nullptr ? ei->group : std::string());
+    Finding f;
+    f.ranks.push_back(cx->Ref(proc, "root cause", group, tf != nullptr ? tf->rank : -1));
+    f.time = t;
+    f.code = "EI0012";
+    for (const Event* e : evs)
+      if (f.evidence.size() < 4) f.evidence.push_back(cx->Ev(*e, "SDMA error"));
+    if (tf != nullptr && f.evidence.size() < 6) f.evidence.push_back(cx->EvLoc(tf->loc, "failed op"));
+
+    bool destroyed = p.destroy_time != kNoTime && t != kNoTime && p.destroy_time <= t + kSec &&
+                     (tf == nullptr || tf->op_time == kNoTime || p.destroy_time >= tf->op_time);
+    // Does the failing copy touch the user's buffer of the op (not the CCL buffer)?
+    bool user_buffer = false;
+    std::string where;
+    if (tf != nullptr && tf->count > 0) {
+      uint64_t bytes = static_cast<uint64_t>(tf->count) * static_cast<uint64_t>(std::max(1, DtypeSize(tf->dtype)));
+      auto inside = [&](uint64_t a, uint64_t base) { return base != 0 && a >= base && a < base + bytes; };
+      for (uint64_t a : {ei ? ei->src : 0, ei ? ei->dst : 0, tf->para_src, tf->para_dst}) {
+        if (a == 0) continue;
+        if (inside(a, tf->src)) where = fmt::format("the send buffer at offset {} of {} bytes", a - tf->src, bytes);
+        else if (inside(a, tf->dst)) where = fmt::format("the receive buffer at offset {} of {} bytes", a - tf->dst, bytes);
+        if (!where.empty()) {
+          user_buffer = true;
+          break;
+        }
+      }
+    }
+    bool link = false;
+    for (const Event& e : job.events) {
+      if ((e.kind == EventKind::kCqeDetail || e.kind == EventKind::kRoceCqe ||
+           (e.kind == EventKind::kHeartbeat && StatusPriority(e.status) <= 2)) &&
+          e.time != kNoTime && t != kNoTime && std::llabs(e.time - t) < 120 * kSec)
+        link = true;
+    }
+    if (destroyed) {
+      f.fault = "destroy_before_sync";
+      f.title = fmt::format("Communicator destroyed before the op finished (pid {})", p.pid);
+      f.summary = fmt::format(
+          "HcclCommDestroy was called at {}, {} before the SDMA error at {}: the op was still running "
+          "when the CCL buffer was freed, so its memory copy hit freed memory.",
+          FormatTime(p.destroy_time), FormatDuration(t - p.destroy_time), FormatTime(t));
+      f.advice = "Synchronize the stream (aclrtSynchronizeStream) after the last collective and before "
+                 "HcclCommDestroy.";
+      f.confidence = "high";
+      f.score = 92;
+      f.evidence.insert(f.evidence.begin(), cx->EvLoc(p.destroy_loc, "comm destroyed here"));
+    } else if (user_buffer || !link) {
+      f.fault = "buffer_too_small";
+      f.title = fmt::format("SDMA copy fault on a user buffer (pid {}): buffer smaller than count, or freed",
+                            p.pid);
+      f.summary = user_buffer
+          ? fmt::format("The failing copy touches {}: the buffer passed to {} holds fewer than count "
+                        "({}) elements, or was freed before the op ran. No comm destroy before the error.",
+                        where, tf->op, tf->count)
+          : "SDMA copy fault with no comm destroy before it and no link error near it: most likely an "
+            "input/output buffer smaller than count, or freed before the op completed.";
+      f.advice = "Check the allocation size of the op's send/receive buffers against count x sizeof(dtype), "
+                 "and that they are not freed before the stream is synchronized. " + CatalogueAdvice("EI0012");
+      f.confidence = user_buffer ? "high" : "medium";
+      f.score = user_buffer ? 88 : 72;
+    } else {
+      f.fault = "sdma_link";
+      f.title = fmt::format("SDMA copy fault with a link error nearby (pid {})", p.pid);
+      f.summary = "The SDMA error comes with link errors (error CQE / heartbeat loss) within two minutes: a "
+                  "link fault between the devices is the likely cause.";
+      f.advice = "Check the link state between the two ends. " + CatalogueAdvice("EI0012");
+      f.confidence = "medium";
+      f.score = 70;
+    }
+    if (ei != nullptr) {
+      f.facts.push_back({"remote_rank", std::to_string(ei->remote_rank)});
+      f.facts.push_back({"link_type", ei->detail});
+    }
+    cx->out.push_back(std::move(f));
+  }
+}
+
+// --- rule 6: memory ----------------------------------------------------------------------------
+
+void RuleMemory(Ctx* cx) {
+  const Job& job = cx->job;
+  for (const Event& e : job.events) {
+    bool qp = e.kind == EventKind::kScreenError && e.code == "EI0011";
+    bool oom = e.kind == EventKind::kBufferOom;
+    if (!qp && !oom) continue;
+    // One finding per process and kind.
+    bool dup = false;
+    for (const Finding& f : cx->out)
+      if (f.fault == (qp ? "qp_memory" : "buffer_oom") && !f.ranks.empty() && f.ranks[0].pid == e.pid &&
+          f.ranks[0].node == job.processes[e.proc].node)
+        dup = true;
+    if (dup) continue;
+    const Process& p = job.processes[e.proc];
+    Finding f;
+    f.ranks.push_back(cx->Ref(e.proc, "root cause"));
+    f.time = e.time;
+    f.evidence.push_back(cx->Ev(e, qp ? "QP memory allocation failed" : "CCL buffer allocation failed"));
+    if (qp) {
+      auto q = p.env.find("HCCL_RDMA_QPS_PER_CONNECTION");
+      std::string qps = q != p.env.end() ? q->second : std::string();
+      f.fault = "qp_memory";
+      f.code = "EI0011";
+      f.title = fmt::format("Device memory exhausted by link (QP) resources (EI0011, pid {})", p.pid);
+      f.summary = fmt::format(
+          "Link establishment could not allocate QP memory on the device{}. Each RoCE link needs QP "
+          "memory; HCCL_RDMA_QPS_PER_CONNECTION multiplies it.",
+          qps.empty() ? "" : fmt::format(" (HCCL_RDMA_QPS_PER_CONNECTION = {})", qps));
+      f.advice = "Lower HCCL_RDMA_QPS_PER_CONNECTION (default 1; keep it <= 8), use fewer RoCE links "
+                 "(algorithm/topology), lower the model's device memory use (batch size), or stop other "
+                 "processes on the device. This is not the CCL buffer: HCCL_BUFFSIZE does not help here. " +
+                 CatalogueAdvice("EI0011");
+      if (!qps.empty()) f.evidence.push_back(cx->EvLoc(p.env_loc.at("HCCL_RDMA_QPS_PER_CONNECTION"), "QPs per connection"));
+    } else {
+      auto b = p.env.find("HCCL_BUFFSIZE");
+      std::string buf = b != p.env.end() ? b->second : std::string("200");
+      int comms = 0;
+      for (const Comm& c : job.comms)
+        if (c.MemberOfProc(e.proc) >= 0) ++comms;
+      f.fault = "buffer_oom";
+      f.code = "EI9001";
+      f.title = fmt::format("Device memory too small for the CCL buffer (HCCL_BUFFSIZE {} MB, pid {})", buf, p.pid);
+      f.summary = fmt::format(
+          "The communication buffer could not be allocated: each communicator takes 2 x HCCL_BUFFSIZE = "
+          "{} MB of device memory{}{}.",
+          ToInt(buf) ? std::to_string(2 * *ToInt(buf)) : "2 x " + buf,
+          b == p.env.end() ? " (HCCL_BUFFSIZE not echoed; default 200 assumed)" : "",
+          comms > 0 ? fmt::format(", and this process is in {} communicator(s)", comms) : "");
+      f.advice = "Lower HCCL_BUFFSIZE (or HcclCommConfig.hcclBufferSize per communicator), use fewer "
+                 "communicators, or free device memory. This is not EI0011: QPS_PER_CONNECTION does not "
+                 "help here. " + CatalogueAdvice("EI9001");
+      if (b != p.env.end()) f.evidence.push_back(cx->EvLoc(p.env_loc.at("HCCL_BUFFSIZE"), "buffer size in force"));
+    }
+    f.confidence = "high";
+    f.score = 90;
+    cx->out.push_back(std::move(f));
+  }
+}
+
+// --- rule 7: error CQE -------------------------------------------------------------------------
+
+void RuleCqe(Ctx* cx) {
+  const Job& job = cx->job;
+  struct Pair {
+    const Event* first = nullptr;
+    std::vector<const Event*> evs;
+  };
+  std::map<std::string, Pair> pairs;
+  std::vector<const Event*> raw;
+  for (const Event& e : job.events) {
+    if (e.kind == EventKind::kRoceCqe) raw.push_back(&e);
+    bool detail = e.kind == EventKind::kCqeDetail || (e.kind == EventKind::kScreenError && e.code == "EI0013");
+    if (!detail) continue;
+    std::string key = fmt::format("{}|{}|{}|{}", e.local_server, e.local_ip, e.remote_server, e.remote_ip);
+    Pair& p = pairs[key];
+    if (p.first == nullptr || e.time < p.first->time) p.first = &e;
+    p.evs.push_back(&e);
+  }
+  if (pairs.empty() && !raw.empty()) {
+    // Only driver lines: still an error CQE, endpoints unknown.
+    Finding f;
+    f.fault = "error_cqe";
+    f.code = "EI0013";
+    f.title = fmt::format("Error CQE reported by the RoCE driver (pid {})", raw.front()->pid);
+    f.summary = "The RoCE driver reported error CQEs (retransmission exceeded); the HCCL line naming the "
+                "remote end is not in these logs.";
+    f.advice = CatalogueAdvice("EI0013");
+    f.confidence = "medium";
+    f.score = 80;
+    f.time = raw.front()->time;
+    f.ranks.push_back(cx->Ref(raw.front()->proc, "root cause"));
+    f.evidence.push_back(cx->Ev(*raw.front(), "driver error cqe"));
+    cx->out.push_back(std::move(f));
+    return;
+  }
+  for (const auto& [key, pr] : pairs) {
+    const Event& e = *pr.first;
+    Micros t = e.aux_time != kNoTime ? e.aux_time : e.time;
+    Finding f;
+    f.fault = "error_cqe";
+    f.code = "EI0013";
+    f.time = t;
+    RankRef local = cx->Ref(e.proc, "local end");
+    if (local.host.empty()) local.host = e.local_server;
+    // The peer: by its device IP (another process's local end, or the rank table), else by
+    // server/device as a heartbeat uid.
+    int64_t peer_proc = -1;
+    for (const Event& o : job.events)
+      if (o.kind == EventKind::kCqeDetail && o.proc != e.proc && !e.remote_ip.empty() && o.local_ip == e.remote_ip)
+        peer_proc = o.proc;
+    if (peer_proc < 0 && !e.remote_server.empty()) {
+      peer_proc = job.ProcOfUid(e.remote_server + "/" + e.remote_device);
+      if (peer_proc < 0)
+        for (const RankTableDevice& d : job.rank_table)
+          if (d.device_ip == e.remote_ip) peer_proc = job.ProcOfUid(d.server_id + "/" + std::to_string(d.device_id));
+    }
+    RankRef peer = cx->Ref(peer_proc, "peer");
+    if (peer.host.empty()) peer.host = e.remote_server;
+    std::string local_desc = fmt::format("server {} device {} (device IP {})", e.local_server, e.local_device, e.local_ip);
+    std::string peer_desc = fmt::format("server {} device {} (device IP {})", e.remote_server, e.remote_device, e.remote_ip);
+    f.ranks.push_back(local);
+    f.ranks.push_back(peer);
+    // Did the peer exit first? Its logs end, it destroyed its comm, or the heartbeat lost it.
+    std::string exited;
+    if (peer_proc >= 0) {
+      const Process& pp = job.processes[peer_proc];
+      if (pp.destroy_time != kNoTime && pp.destroy_time < t)
+        exited = fmt::format("the peer destroyed its communicator at {} ({} before the CQE)", FormatTime(pp.destroy_time),
+                             FormatDuration(t - pp.destroy_time));
+      else if (pp.last != kNoTime && pp.last < t)
+        exited = fmt::format("the peer's logs end at {} ({} before the CQE)", FormatTime(pp.last),
+                             FormatDuration(t - pp.last));
+    }
+    for (const Event& o : job.events) {
+      if (!exited.empty()) break;
+      if (o.kind == EventKind::kHeartbeat && StatusPriority(o.status) == 2 && o.time != kNoTime && o.time <= t &&
+          (o.crimer == peer.uid || (!e.remote_server.empty() && o.crimer == e.remote_server + "/" + e.remote_device)))
+        exited = fmt::format("the heartbeat lost the peer at {}", FormatTime(o.time));
+    }
+    f.title = fmt::format("Error CQE between {} and {}", local_desc, peer_desc);
+    f.summary = fmt::format("RoCE retransmission from {} to {} ran out (status {}) at {}. {}", local_desc, peer_desc,
+                            e.status.empty() ? "12" : e.status, FormatTime(t),
+                            exited.empty() ? "No sign that the peer exited first: suspect the network between them."
+                                           : "The peer exited first: " + exited + ".");
+    f.advice = exited.empty()
+        ? "1. Check the network between the two ends first (hccn_tool -i <dev> -link_stat -g for link flaps, "
+          "switch logs). 2. Then check whether the peer process exited first. 3. If links are poor, raise "
+          "HCCL_RDMA_TIMEOUT / HCCL_RDMA_RETRY_CNT."
+        : "Find why the peer process exited (its own logs, exit status, dmesg); the CQE is a consequence. "
+          "If it did not exit, check the network between the two ends.";
+    f.advice += " " + CatalogueAdvice("EI0013");
+    f.confidence = "high";
+    f.score = exited.empty() ? 89 : 87;
+    if (!exited.empty()) {
+      f.ranks[1].role = "root cause (exited first)";
+      f.ranks[0].role = "local end";
+    }
+    f.facts.push_back({"peer_exited_first", exited.empty() ? "false" : "true"});
+    f.facts.push_back({"local", local_desc});
+    f.facts.push_back({"peer", peer_desc});
+    for (const Event* x : pr.evs)
+      if (f.evidence.size() < 4) f.evidence.push_back(cx->Ev(*x, "error CQE"));
+    for (const Event* x : raw)
+      if (f.evidence.size() < 6 && x->proc == e.proc) f.evidence.push_back(cx->Ev(*x, "driver error cqe"));
+    cx->out.push_back(std::move(f));
+  }
+}
+
+// --- rule 8: link establishment ----------------------------------------------------------------
+
+void RuleLink(Ctx* cx) {
+  const Job& job = cx->job;
+  std::vector<const Event*> timeouts, binds, params, missing, transport, inconsistent;
+  for (const Event& e : job.events) {
+    if (e.kind == EventKind::kLinkTimeout || e.kind == EventKind::kTopoTimeout ||
+        (e.kind == EventKind::kScreenError && (e.code == "EI0006" || e.code == "EI0015")))
+      timeouts.push_back(&e);
+    if (e.kind == EventKind::kBindFail || (e.kind == EventKind::kScreenError && (e.code == "EI0019" || e.code == "EI0020")))
+      binds.push_back(&e);
+    if (e.kind == EventKind::kParamCheckFail || (e.kind == EventKind::kScreenError && e.code == "EI0005"))
+      params.push_back(&e);
+    if (e.kind == EventKind::kMissingRanks) missing.push_back(&e);
+    if (e.kind == EventKind::kTransportError) transport.push_back(&e);
+    if (e.kind == EventKind::kOpInconsistent) inconsistent.push_back(&e);
+  }
+  if (!binds.empty()) {
+    const Event& e = *binds.front();
+    int64_t port = -1;
+    std::string ip;
+    for (const Event* b : binds) {
+      if (port < 0 && b->port >= 0) port = b->port;
+      if (ip.empty() && !b->ip.empty()) ip = b->ip;
+    }
+    Finding f;
+    f.fault = "port_in_use";
+    f.code = "EI0019";
+    f.title = fmt::format("Listen port {} could not be bound{}", port >= 0 ? std::to_string(port) : "?",
+                          ip.empty() ? "" : " on " + ip);
+    f.summary = fmt::format("The process could not listen on {}:{}: the port is taken (often a leftover "
+                            "process of an earlier run, or two jobs on one host) or the IP is not local.",
+                            ip.empty() ? "?" : ip, port >= 0 ? std::to_string(port) : "?");
+    f.advice = "Find the holder (ss -ltnp | grep <port>) and stop it, or move the job with HCCL_IF_BASE_PORT / "
+               "HCCL_HOST_SOCKET_PORT_RANGE. " + CatalogueAdvice("EI0019");
+    f.confidence = "high";
+    f.score = 90;
+    f.time = e.time;
+    f.ranks.push_back(cx->Ref(e.proc, "root cause"));
+    f.facts.push_back({"port", std::to_string(port)});
+    for (const Event* b : binds)
+      if (f.evidence.size() < 4) f.evidence.push_back(cx->Ev(*b, "bind failure"));
+    cx->out.push_back(std::move(f));
+  }
+  if (!params.empty()) {
+    const Event& e = *params.front();
+    std::string name, local, remote;
+    for (const Event* p : params) {
+      if (name.empty()) name = p->name;
+      if (local.empty()) local = p->local;
+      if (remote.empty()) remote = p->remote;
+    }
+    Finding f;
+    f.fault = "param_mismatch";
+    f.code = "EI0005";
+    f.title = fmt::format("Ranks disagree on parameter {} (local {}, remote {})", name.empty() ? "?" : name,
+                          local.empty() ? "?" : local, remote.empty() ? "?" : remote);
+    f.summary = fmt::format("The link-establishment consistency check failed on {}: this rank has {}, its peer "
+                            "has {}.", name.empty() ? "a parameter" : name, local, remote);
+    f.advice = "Give every rank the same value (env variables such as HCCL_BUFFSIZE must match on all "
+               "nodes; the same op, count and dtype in the same order). " + CatalogueAdvice("EI0005");
+    f.confidence = "high";
+    f.score = 90;
+    f.time = e.time;
+    f.ranks.push_back(cx->Ref(e.proc, "reporter"));
+    f.facts.push_back({"parameter", name});
+    f.facts.push_back({"local", local});
+    f.facts.push_back({"remote", remote});
+    for (const Event* p : params)
+      if (f.evidence.size() < 4) f.evidence.push_back(cx->Ev(*p, "consistency check"));
+    cx->out.push_back(std::move(f));
+  }
+  if (!timeouts.empty() || !missing.empty()) {
+    std::set<int64_t> ranks;
+    for (const Event* m : missing)
+      for (int64_t r : m->ranks) ranks.insert(r);
+    for (const Event* t : timeouts)
+      for (int64_t r : t->ranks) ranks.insert(r);
+    // Ranks of the comms involved that never logged an init line.
+    std::set<std::string> groups;
+    for (const Event* t : timeouts)
+      for (const Comm& c : job.comms)
+        if (c.MemberOfProc(t->proc) >= 0) groups.insert(c.group);
+    std::vector<int64_t> never;
+    for (const std::string& g : groups) {
+      const Comm& c = job.comms[job.CommIndex(g)];
+      for (int64_t r = 0; r >= 0 && r < c.rank_size && r < 65536; ++r) {
+        int64_t mi = c.MemberOfRank(r);
+        if (mi < 0 || !c.members[mi].has_init) never.push_back(r);
+      }
+    }
+    for (int64_t r : never) ranks.insert(r);
+    // Ranks named in "wait socket establish timeout ... rank[..]" are the ones waited for.
+    std::set<int64_t> waited;
+    for (const Event* t : timeouts)
+      if (t->kind == EventKind::kLinkTimeout && t->rank >= 0) waited.insert(t->rank);
+    std::vector<int64_t> rv(ranks.begin(), ranks.end());
+    Finding f;
+    f.fault = "link_timeout";
+    f.code = "EI0006";
+    f.title = rv.empty() ? std::string("Link establishment timed out")
+                         : fmt::format("Link establishment timed out: rank(s) {} never connected", RankList(rv));
+    std::vector<int64_t> wv(waited.begin(), waited.end());
+    f.summary = fmt::format(
+        "{} rank(s) hit a connect timeout{}{}. Missing ranks did not reach communicator init / link "
+        "setup within HCCL_CONNECT_TIMEOUT (crashed, started late, or cannot reach the peer).",
+        timeouts.size() + missing.size(), rv.empty() ? "" : fmt::format("; missing rank(s): {}", RankList(rv)),
+        wv.empty() ? "" : fmt::format("; rank(s) named by the socket timeout: {}", RankList(wv)));
+    f.advice = "Check that the missing rank(s) started and reached init (their own logs), that all ranks use "
+               "the same root info, and the network between them; if they only start late, raise "
+               "HCCL_CONNECT_TIMEOUT on every rank. " + CatalogueAdvice("EI0006");
+    f.confidence = rv.empty() ? "medium" : "high";
+    f.score = rv.empty() ? 75 : 88;
+    const Event& e = timeouts.empty() ? *missing.front() : *timeouts.front();
+    f.time = e.time;
+    f.facts.push_back({"missing_ranks", RankList(rv)});
+    for (int64_t r : rv) {
+      RankRef ref;
+      ref.role = "missing";
+      ref.rank = r;
+      if (!groups.empty()) ref.group = *groups.begin();
+      f.ranks.push_back(ref);
+    }
+    for (const Event* t : timeouts)
+      if (f.evidence.size() < 4) f.evidence.push_back(cx->Ev(*t, "connect timeout"));
+    for (const Event* m : missing)
+      if (f.evidence.size() < 6) f.evidence.push_back(cx->Ev(*m, "missing ranks"));
+    cx->out.push_back(std::move(f));
+  }
+  if (!inconsistent.empty()) {
+    const Event& e = *inconsistent.front();
+    Finding f;
+    f.fault = "op_inconsistent";
+    f.code = "EI0005";
+    f.title = fmt::format("Heartbeat op check: ops differ at index {} of {}", e.index, e.group);
+    f.summary = fmt::format("Local ({}) vs remote ({}).", e.local, e.remote);
+    f.advice = CatalogueAdvice("EI0005");
+    f.confidence = "high";
+    f.score = 87;
+    f.time = e.time;
+    f.ranks.push_back(cx->Ref(e.proc, "reporter", e.group));
+    f.evidence.push_back(cx->Ev(e, "op inconsistency"));
+    cx->out.push_back(std::move(f));
+  }
+  if (!transport.empty() && timeouts.empty()) {
+    const Event& e = *transport.front();
+    Finding f;
+    f.fault = "transport_error";
+    f.code = "EI0009";
+    f.title = "Transport (link) initialization failed";
+    f.summary = "Creating a link failed: " + Printable(e.text, 200);
+    f.advice = CatalogueAdvice("EI0009");
+    f.confidence = "medium";
+    f.score = 60;
+    f.time = e.time;
+    f.ranks.push_back(cx->Ref(e.proc, "reporter"));
+    f.evidence.push_back(cx->Ev(e, "transport error"));
+    cx->out.push_back(std::move(f));
+  }
+}
+
+// --- AIV and remaining screen errors -----------------------------------------------------------
+
+void RuleOther(Ctx* cx) {
+  const Job& job = cx->job;
+  std::set<int64_t> aiv_done;
+  for (const Event& e : job.events) {
+    if (e.kind != EventKind::kAivKernel || aiv_done.count(e.proc)) continue;
+    aiv_done.insert(e.proc);
+    Finding f;
+    f.fault = "aiv_kernel";
+    f.title = fmt::format("AIV communication kernel {} failed (pid {})", e.name, e.pid);
+    f.summary = fmt::format("HCCL ran the op as an AIV kernel ({}; {}) and it failed on device {} stream {}. "
+                            "Analyze it as a notify timeout (EI0002): all ranks timed out? who failed first?",
+                            e.name, e.detail, e.device, e.stream);
+    f.advice = CatalogueAdvice("EI0002");
+    f.code = "EI0002";
+    f.confidence = "low";
+    f.score = 40;
+    f.time = e.time;
+    f.ranks.push_back(cx->Ref(e.proc, "reporter"));
+    f.evidence.push_back(cx->Ev(e, "AIV kernel failure"));
+    cx->out.push_back(std::move(f));
+  }
+  // Screen codes no rule explained (EI0001 env, EI0004 rank table, EJ..., ...): name them.
+  std::set<std::string> covered = {"EI0002", "EI0005", "EI0006", "EI0011", "EI0012", "EI0013",
+                                   "EI0015", "EI0019", "EI0020", "EI9001"};
+  std::map<std::string, const Event*> codes;
+  for (const Event& e : job.events)
+    if (e.kind == EventKind::kScreenError && !covered.count(e.code) && !codes.count(e.code)) codes[e.code] = &e;
+  for (const auto& [code, e] : codes) {
+    Finding f;
+    f.fault = "error_code";
+    f.code = code;
+    const ErrorCodeInfo* info = FindErrorCode(code);
+    f.title = fmt::format("{}({}) reported (pid {})", info ? std::string(info->title) : e->name, code, e->pid);
+    f.summary = Printable(e->detail, 300);
+    f.advice = info ? std::string(info->solution) : std::string("See the component's error code documentation.");
+    f.confidence = "medium";
+    f.score = code == "EI0001" || code == "EI0004" || code == "EI0014" || code == "EI0017" ? 85 : 55;
+    f.time = e->time;
+    f.ranks.push_back(cx->Ref(e->proc, "reporter"));
+    f.evidence.push_back(cx->Ev(*e, "screen error"));
+    cx->out.push_back(std::move(f));
+  }
+}
+
+}  // namespace
+
+std::string DescribeRank(const RankRef& r) {
+  std::string s = r.uid.empty() ? (r.host.empty() ? std::string("?") : r.host) : r.uid;
+  std::vector<std::string> parts;
+  if (r.rank >= 0) parts.push_back(fmt::format("rank {}", r.rank));
+  if (r.pid >= 0) parts.push_back(fmt::format("pid {}", r.pid));
+  if (r.device >= 0 && r.uid.empty()) parts.push_back(fmt::format("device {}", r.device));
+  if (parts.empty()) return s;
+  std::string joined;
+  for (const auto& p : parts) joined += (joined.empty() ? "" : ", ") + p;
+  return s + " (" + joined + ")";
+}
+
+std::vector<Finding> ApplyRules(const Job& job) {
+  Ctx cx(job);
+  RuleHeartbeat(&cx);
+  RuleComms(&cx);
+  RuleSequences(&cx);
+  RuleStreams(&cx);
+  RuleSdma(&cx);
+  RuleMemory(&cx);
+  RuleCqe(&cx);
+  RuleLink(&cx);
+  RuleOther(&cx);
+  for (Finding& f : cx.out)
+    for (Evidence& e : f.evidence)
+      if (e.text.empty()) e.text = ReadLineAt(e.file, e.loc.offset);
+  std::stable_sort(cx.out.begin(), cx.out.end(), [](const Finding& a, const Finding& b) { return a.score > b.score; });
+  return std::move(cx.out);
+}
+
+}  // namespace vigil::diagnose

@@ -1,0 +1,437 @@
+#include "diagnose/scanner.h"
+
+#include <fcntl.h>
+#include <pthread.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cerrno>
+#include <chrono>
+#include <condition_variable>
+#include <cstring>
+#include <filesystem>
+#include <mutex>
+#include <thread>
+
+#include "diagnose/line_parser.h"
+
+namespace vigil::diagnose {
+namespace fs = std::filesystem;
+
+namespace {
+
+constexpr size_t kChunk = 4u << 20;          // read size; also the longest line kept whole
+constexpr size_t kMaxEventsPerFile = 20000;  // typed events (errors spam in real jobs)
+constexpr size_t kMaxErrorEventsPerFile = 64;
+constexpr uint64_t kMaxJsonBytes = 256ull << 20;
+
+bool HasSuffix(const std::string& s, std::string_view suf) {
+  return s.size() >= suf.size() && s.compare(s.size() - suf.size(), suf.size(), suf) == 0;
+}
+
+bool IsCompressed(const std::string& name) {
+  return HasSuffix(name, ".gz") || HasSuffix(name, ".zip") || HasSuffix(name, ".bz2") ||
+         HasSuffix(name, ".xz") || HasSuffix(name, ".zst") || HasSuffix(name, ".tar") ||
+         HasSuffix(name, ".tgz");
+}
+
+bool LooksLikeLog(const fs::path& p) {
+  std::string name = p.filename().string();
+  if (HasSuffix(name, ".log") || HasSuffix(name, ".txt") || HasSuffix(name, ".json") ||
+      HasSuffix(name, ".out") || HasSuffix(name, ".err"))
+    return true;
+  if (name.find(".log.") != std::string::npos) return true;  // rotated
+  for (const auto& part : p.parent_path()) {
+    std::string s = part.string();
+    if (s == "plog" || s.starts_with("device-")) return true;
+  }
+  return false;
+}
+
+// The CANN log root above run/|debug/|security/, else the file's folder.
+std::string NodeOf(const fs::path& p) {
+  fs::path dir = p.parent_path();
+  fs::path cur = dir;
+  for (int up = 0; up < 4 && !cur.empty() && cur.has_filename(); ++up) {
+    std::string n = cur.filename().string();
+    if (n == "run" || n == "debug" || n == "security") return cur.parent_path().string();
+    cur = cur.parent_path();
+  }
+  return dir.string();
+}
+
+// Per-file parse state: the file's results plus the map from (pid, group) to its CommOps.
+class FileParser {
+ public:
+  FileParser(uint32_t file_index, FileResult* out) : file_(file_index), out_(out) {}
+
+  void Line(std::string_view line, uint64_t offset) {
+    ++out_->lines;
+    ++line_no_;
+    if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
+    bool any = false;
+    SplitRecords(
+        line,
+        [&](std::string_view rec) {
+          any = true;
+          RecordText(rec, offset + static_cast<uint64_t>(rec.data() - line.data()));
+        },
+        [&](std::string_view prefix) {
+          if (any) return;
+          // Text before the first record (or a line with none): continuation, screen text,
+          // Chinese prose, junk. Counted; control bytes mark it binary.
+          if (Trim(prefix).empty()) return;
+          ++out_->unparsed_lines;
+          size_t n = std::min<size_t>(prefix.size(), 256);
+          for (size_t i = 0; i < n; ++i) {
+            unsigned char c = static_cast<unsigned char>(prefix[i]);
+            if (c < 0x09 || (c > 0x0d && c < 0x20)) {
+              ++out_->binary_lines;
+              break;
+            }
+          }
+        });
+  }
+
+  void Finish() {
+    for (auto& [key, idx] : comm_index_) (void)key, (void)idx;
+  }
+
+ private:
+  void RecordText(std::string_view text, uint64_t offset) {
+    Record r;
+    if (!ParseRecord(text, &r)) return;
+    ++out_->records;
+    Loc loc{file_, line_no_, offset};
+    ProcessSeen& ps = out_->processes[r.pid];
+    ++ps.records;
+    if (ps.pname.empty() && !r.pname.empty()) ps.pname = std::string(r.pname.substr(0, 64));
+    if (r.time != kNoTime) {
+      if (ps.first == kNoTime || r.time < ps.first) ps.first = r.time;
+      if (r.time > ps.last) ps.last = r.time;
+    }
+    bool is_error = r.level == Level::kError || r.level == Level::kScreen;
+    if (is_error) {
+      ++ps.errors;
+      if (ps.first_error == kNoTime || (r.time != kNoTime && r.time < ps.first_error)) {
+        ps.first_error = r.time;
+        ps.first_error_loc = loc;
+        ps.first_error_text = Printable(text, 400);
+      }
+    }
+    Event ev;
+    OpEntry op;
+    OpKey key;
+    switch (ParseRecordContent(r, loc, &ev, &op, &key)) {
+      case Parsed::kNone:
+        return;
+      case Parsed::kOp:
+        AddOp(r, std::move(op), key);
+        return;
+      case Parsed::kEvent:
+        break;
+    }
+    if (ev.kind == EventKind::kError) {
+      if (error_events_ >= kMaxErrorEventsPerFile) {
+        ++out_->dropped_events;
+        return;
+      }
+      ++error_events_;
+    }
+    if (out_->events.size() >= kMaxEventsPerFile) {
+      ++out_->dropped_events;
+      return;
+    }
+    ev.level = r.level;
+    ev.module = std::string(r.module);
+    ev.pid = r.pid;
+    ev.time = r.time;
+    ev.text = Printable(text, 1000);
+    out_->events.push_back(std::move(ev));
+  }
+
+  void AddOp(const Record& r, OpEntry&& op, const OpKey& key) {
+    std::string group = key.group.empty() ? "comm:" + std::string(key.comm_ptr) : std::string(key.group);
+    auto mk = std::make_pair(r.pid, group);
+    auto it = comm_index_.find(mk);
+    if (it == comm_index_.end()) {
+      it = comm_index_.emplace(mk, out_->comms.size()).first;
+      CommOps c;
+      c.group = group;
+      c.comm_ptr = std::string(key.comm_ptr);
+      c.pid = r.pid;
+      out_->comms.push_back(std::move(c));
+    }
+    CommOps& c = out_->comms[it->second];
+    if (c.local_rank < 0) c.local_rank = op.local_rank;
+    op.seq = c.total++;
+    StreamStat& st = c.streams[op.stream];
+    if (st.ops++ == 0) {
+      st.first = op.time;
+      st.first_loc = op.loc;
+      st.first_op = op.op;
+    }
+    st.last = op.time;
+    st.last_loc = op.loc;
+    st.last_op = op.op;
+    if (!c.recent.empty() && c.recent.back().stream != op.stream) {
+      ++c.stream_switches;
+      Micros gap = op.time - c.recent.back().time;
+      if (gap < 0) gap = -gap;
+      if (c.min_switch_gap < 0 || gap < c.min_switch_gap) {
+        c.min_switch_gap = gap;
+        c.switch_loc_a = c.recent.back().loc;
+        c.switch_loc_b = op.loc;
+      }
+    }
+    if (c.recent.size() >= CommOps::kKeep) c.recent.pop_front();
+    c.recent.push_back(std::move(op));
+  }
+
+  uint32_t file_;
+  FileResult* out_;
+  uint64_t line_no_ = 0;
+  size_t error_events_ = 0;
+  std::map<std::pair<int64_t, std::string>, size_t> comm_index_;
+};
+
+// Feeds a byte stream to the parser line by line. `buf` is the worker's reusable buffer.
+template <typename ReadFn>
+void FeedStream(ReadFn&& read_some, FileParser* parser, FileResult* out, std::vector<char>* buf,
+                std::atomic<uint64_t>* progress) {
+  buf->resize(kChunk);
+  size_t have = 0;
+  uint64_t base = 0;  // file offset of (*buf)[0]
+  while (true) {
+    ssize_t n = read_some(buf->data() + have, buf->size() - have);
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      out->skip_reason = std::string("read error: ") + std::strerror(errno);
+      break;
+    }
+    if (progress != nullptr) progress->fetch_add(static_cast<uint64_t>(n), std::memory_order_relaxed);
+    out->bytes += static_cast<uint64_t>(n);
+    have += static_cast<size_t>(n);
+    bool eof = n == 0;
+    const char* data = buf->data();
+    size_t pos = 0;
+    while (pos < have) {
+      const void* nl = std::memchr(data + pos, '\n', have - pos);
+      if (nl == nullptr) break;
+      size_t end = static_cast<size_t>(static_cast<const char*>(nl) - data);
+      parser->Line(std::string_view(data + pos, end - pos), base + pos);
+      pos = end + 1;
+    }
+    if (eof) {
+      if (pos < have) parser->Line(std::string_view(data + pos, have - pos), base + pos);
+      break;
+    }
+    if (pos == 0 && have == buf->size()) {
+      // A line longer than the buffer (binary junk): cut it here.
+      ++out->overlong_lines;
+      parser->Line(std::string_view(data, have), base);
+      pos = have;
+    }
+    std::memmove(buf->data(), data + pos, have - pos);
+    base += pos;
+    have -= pos;
+  }
+}
+
+void ParseFile(const InputFile& in, uint32_t index, FileResult* out, std::vector<char>* buf,
+               std::atomic<uint64_t>* progress) {
+  int fd = in.path == "-" ? 0 : ::open(in.path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) {
+    out->skip_reason = std::string("cannot open: ") + std::strerror(errno);
+    return;
+  }
+  out->read = true;
+  bool json = HasSuffix(in.path, ".json");
+  if (json && in.size <= kMaxJsonBytes) {
+    std::string text;
+    text.resize(in.size);
+    size_t got = 0;
+    while (got < text.size()) {
+      ssize_t n = ::pread(fd, text.data() + got, text.size() - got, static_cast<off_t>(got));
+      if (n <= 0) break;
+      got += static_cast<size_t>(n);
+    }
+    text.resize(got);
+    if (ParseJsonFile(text, index, &out->dumps, &out->rank_table)) {
+      out->bytes = got;
+      if (progress != nullptr) progress->fetch_add(got, std::memory_order_relaxed);
+      ::close(fd);
+      return;
+    }
+    // Not one of our JSON kinds: scan it as text (JSON-lines logs, captures).
+  }
+  FileParser parser(index, out);
+  if (fd != 0) ::posix_fadvise(fd, 0, 0, POSIX_FADV_SEQUENTIAL);
+  FeedStream([fd](char* p, size_t n) { return ::read(fd, p, n); }, &parser, out, buf, progress);
+  parser.Finish();
+  if (fd != 0) ::close(fd);
+  if (out->records == 0 && out->dumps.empty() && out->rank_table.empty() && out->skip_reason.empty())
+    out->skip_reason = out->binary_lines > 0 ? "no log records (binary data)" : "no log records";
+}
+
+void Walk(const std::string& arg, ScanResult* res) {
+  if (arg == "-") {
+    res->files.push_back({"-", "stdin", 0});
+    return;
+  }
+  std::error_code ec;
+  fs::path root(arg);
+  fs::file_status st = fs::status(root, ec);
+  if (ec || !fs::exists(st)) {
+    res->skipped.push_back({arg, "no such file or folder"});
+    return;
+  }
+  auto add = [&](const fs::path& p, bool explicit_file) {
+    std::string s = p.string();
+    if (IsCompressed(s)) {
+      res->skipped.push_back({s, "compressed (decompress it first)"});
+      return;
+    }
+    if (!explicit_file && !LooksLikeLog(p)) {
+      ++res->ignored_files;
+      return;
+    }
+    std::error_code e2;
+    uint64_t size = fs::file_size(p, e2);
+    if (e2) {
+      res->skipped.push_back({s, "cannot stat: " + e2.message()});
+      return;
+    }
+    res->files.push_back({s, NodeOf(p), size});
+  };
+  if (!fs::is_directory(st)) {
+    if (!fs::is_regular_file(st) && !fs::is_fifo(st)) {
+      res->skipped.push_back({arg, "not a regular file"});
+      return;
+    }
+    add(root, true);
+    return;
+  }
+  fs::recursive_directory_iterator it(root, fs::directory_options::skip_permission_denied, ec);
+  if (ec) {
+    res->skipped.push_back({arg, "cannot read folder: " + ec.message()});
+    return;
+  }
+  for (; it != fs::recursive_directory_iterator(); it.increment(ec)) {
+    if (ec) {
+      res->skipped.push_back({it->path().string(), "cannot read folder: " + ec.message()});
+      ec.clear();
+      continue;
+    }
+    std::error_code e3;
+    if (it->is_regular_file(e3)) add(it->path(), false);
+  }
+}
+
+}  // namespace
+
+FileResult ParseText(std::string_view text, uint32_t file_index) {
+  FileResult out;
+  out.read = true;
+  FileParser parser(file_index, &out);
+  std::vector<char> buf;
+  size_t pos = 0;
+  FeedStream(
+      [&](char* p, size_t n) -> ssize_t {
+        size_t k = std::min(n, text.size() - pos);
+        std::memcpy(p, text.data() + pos, k);
+        pos += k;
+        return static_cast<ssize_t>(k);
+      },
+      &parser, &out, &buf, nullptr);
+  parser.Finish();
+  return out;
+}
+
+ScanResult Scan(const std::vector<std::string>& inputs, const ScanOptions& options) {
+  ScanResult res;
+  for (const auto& in : inputs) Walk(in, &res);
+  // Same file named twice (overlapping inputs): read once.
+  std::sort(res.files.begin(), res.files.end(),
+            [](const InputFile& a, const InputFile& b) { return a.path < b.path; });
+  res.files.erase(std::unique(res.files.begin(), res.files.end(),
+                              [](const InputFile& a, const InputFile& b) { return a.path == b.path; }),
+                  res.files.end());
+  for (const auto& f : res.files) res.total_bytes += f.size;
+  res.results.resize(res.files.size());
+
+  // Largest files first so two workers finish together.
+  std::vector<size_t> order(res.files.size());
+  for (size_t i = 0; i < order.size(); ++i) order[i] = i;
+  std::stable_sort(order.begin(), order.end(),
+                   [&](size_t a, size_t b) { return res.files[a].size > res.files[b].size; });
+
+  std::atomic<size_t> next{0};
+  std::atomic<uint64_t> done_bytes{0};
+  std::atomic<int> running{0};
+  std::mutex mu;
+  std::condition_variable cv;
+  int nthreads = std::max(1, std::min<int>(options.threads, static_cast<int>(order.size())));
+  auto work = [&](int id) {
+    char name[16];
+    std::snprintf(name, sizeof(name), "vigil-diag-%d", id);
+    pthread_setname_np(pthread_self(), name);
+    std::vector<char> buf;
+    while (true) {
+      size_t k = next.fetch_add(1);
+      if (k >= order.size()) break;
+      size_t i = order[k];
+      ParseFile(res.files[i], static_cast<uint32_t>(i), &res.results[i], &buf, &done_bytes);
+    }
+    std::lock_guard<std::mutex> lock(mu);
+    --running;
+    cv.notify_all();
+  };
+  std::vector<std::thread> threads;
+  running = nthreads;
+  for (int t = 0; t < nthreads; ++t) threads.emplace_back(work, t);
+  {
+    std::unique_lock<std::mutex> lock(mu);
+    while (running > 0) {
+      cv.wait_for(lock, std::chrono::milliseconds(200));
+      if (options.progress) {
+        lock.unlock();
+        options.progress(done_bytes.load(), res.total_bytes);
+        lock.lock();
+      }
+    }
+  }
+  for (auto& t : threads) t.join();
+  for (size_t i = 0; i < res.files.size(); ++i) {
+    if (!res.results[i].skip_reason.empty() && !res.results[i].read)
+      res.skipped.push_back({res.files[i].path, res.results[i].skip_reason});
+  }
+  return res;
+}
+
+std::string ReadLineAt(const std::string& path, uint64_t offset, size_t max_len) {
+  if (path == "-") return {};
+  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return {};
+  std::string buf(max_len, '\0');
+  ssize_t n = ::pread(fd, buf.data(), buf.size(), static_cast<off_t>(offset));
+  ::close(fd);
+  if (n <= 0) return {};
+  buf.resize(static_cast<size_t>(n));
+  std::string_view v(buf);
+  size_t nl = v.find('\n');
+  if (nl != std::string_view::npos) v = v.substr(0, nl);
+  if (!v.empty() && v.back() == '\r') v.remove_suffix(1);
+  // Stop at the next glued record.
+  for (size_t p = 1; p < v.size(); ++p) {
+    if (v[p] == '[' && IsRecordStart(v.substr(p))) {
+      v = v.substr(0, p);
+      break;
+    }
+  }
+  return Printable(Trim(v), max_len);
+}
+
+}  // namespace vigil::diagnose

@@ -1,0 +1,109 @@
+// Finds log files under the inputs and parses them, in parallel, into per-file results.
+//
+// Inputs: folders (walked recursively, symlinked folders not followed), single files, "-" for
+// stdin. A folder's file is read when it looks like a log: *.log, *.txt, *.json, rotated names
+// (*.log.1, *.log.2025...), or anything under a plog/ or device-*/ folder. Compressed files and
+// files that cannot be opened are not read but are listed with the reason, as are files in
+// which no record was found.
+//
+// Reading is chunked read(2) into a reusable 4 MiB buffer per worker (bounded memory whatever
+// the file size), lines split with memchr, records split at every record start, and each record
+// goes through ParseRecordContent, whose keyword checks reject uninteresting records cheaply.
+#pragma once
+
+#include <cstdint>
+#include <deque>
+#include <functional>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "diagnose/events.h"
+#include "diagnose/flight_recorder.h"
+
+namespace vigil::diagnose {
+
+struct InputFile {
+  std::string path;       // as opened
+  std::string node;       // CANN log root (folder above run/ debug/) or the file's folder
+  uint64_t size = 0;
+};
+
+struct SkippedFile {
+  std::string path;
+  std::string reason;
+};
+
+struct StreamStat {
+  int64_t ops = 0;
+  Micros first = kNoTime, last = kNoTime;
+  Loc first_loc, last_loc;
+  std::string first_op, last_op;
+};
+
+// The op Entry lines of one communicator in one process of one file: totals, per-stream
+// statistics, and the most recent ops (older ones are counted, not kept, to bound memory).
+struct CommOps {
+  static constexpr size_t kKeep = 256;
+  std::string group;
+  std::string comm_ptr;
+  int64_t pid = -1;
+  int32_t local_rank = -1;
+  int64_t total = 0;
+  std::deque<OpEntry> recent;        // seq = ordinal within this file
+  std::map<int32_t, StreamStat> streams;
+  int64_t stream_switches = 0;       // consecutive ops on different streams
+  Micros min_switch_gap = -1;        // shortest time between two such ops
+  Loc switch_loc_a, switch_loc_b;    // the pair with that gap
+};
+
+// What one file says about one process.
+struct ProcessSeen {
+  std::string pname;
+  Micros first = kNoTime, last = kNoTime;
+  int64_t records = 0;
+  int64_t errors = 0;
+  Micros first_error = kNoTime;
+  Loc first_error_loc;
+  std::string first_error_text;
+};
+
+struct FileResult {
+  bool read = false;
+  std::string skip_reason;             // when not read (or read with no records)
+  uint64_t bytes = 0, lines = 0, records = 0;
+  uint64_t unparsed_lines = 0;         // lines with no record start (continuations, text, junk)
+  uint64_t binary_lines = 0;           // of those, lines with control bytes
+  uint64_t overlong_lines = 0;         // lines cut at the buffer size
+  uint64_t dropped_events = 0;         // beyond the per-file caps
+  std::vector<Event> events;
+  std::vector<CommOps> comms;
+  std::map<int64_t, ProcessSeen> processes;
+  std::vector<FlightDump> dumps;
+  std::vector<RankTableDevice> rank_table;
+};
+
+struct ScanOptions {
+  int threads = 2;
+  // Called on the calling thread about every 200 ms while files are read.
+  std::function<void(uint64_t done_bytes, uint64_t total_bytes)> progress;
+};
+
+struct ScanResult {
+  std::vector<InputFile> files;
+  std::vector<FileResult> results;     // parallel to files
+  std::vector<SkippedFile> skipped;    // not read at all
+  uint64_t ignored_files = 0;          // not log-like, in walked folders
+  uint64_t total_bytes = 0;
+};
+
+// Walks `inputs` and parses every log file found.
+ScanResult Scan(const std::vector<std::string>& inputs, const ScanOptions& options);
+
+// Parses one in-memory text (tests, fuzzing). `file_index` is stored in every Loc.
+FileResult ParseText(std::string_view text, uint32_t file_index);
+
+// The text of one record for evidence: reads `path` at the line's byte offset. Empty on error.
+std::string ReadLineAt(const std::string& path, uint64_t offset, size_t max_len = 1000);
+
+}  // namespace vigil::diagnose
