@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "runtime/device.h"
+#include "runtime/handle_quarantine.h"
 
 namespace vigil::rt {
 
@@ -78,7 +79,7 @@ std::shared_ptr<Event> EventRef(void* handle) {
 }
 
 Event* CreateEvent() {
-  auto event = std::make_shared<Event>();
+  auto event = HandleQuarantine<Event>::Make();
   Event* raw = event.get();
   std::lock_guard<std::mutex> lock(Registry().mu);
   Registry().events.emplace(raw, EventEntry{std::move(event), CurrentDevice()});

@@ -20,6 +20,7 @@
 
 #include "log/plog.h"
 #include "runtime/device.h"
+#include "runtime/handle_quarantine.h"
 #include "runtime/rt_log.h"
 
 namespace vigil::rt {
@@ -242,12 +243,12 @@ std::shared_ptr<Stream> StreamRef(void* handle) {
 std::shared_ptr<Stream> DefaultStream(int32_t device) {
   std::lock_guard<std::mutex> lock(Registry().mu);
   auto& slot = Registry().defaults[device];
-  if (!slot) slot = std::make_shared<Stream>(device);
+  if (!slot) slot = HandleQuarantine<Stream>::Make(device);
   return slot;
 }
 
 Stream* CreateStream(int32_t device) {
-  auto stream = std::make_shared<Stream>(device);
+  auto stream = HandleQuarantine<Stream>::Make(device);
   Stream* raw = stream.get();
   std::lock_guard<std::mutex> lock(Registry().mu);
   Registry().streams.emplace(raw, std::move(stream));
