@@ -349,19 +349,15 @@ rdv::ErrorReply Server::FailureFor(const RankInfo& r) const {
     return e;
   }
   const Param& p = *failed_param_;
-  bool is_odd = r.pid == odd_.pid && r.rank == odd_.rank && r.host_ip == odd_.host_ip;
-  const RankInfo& other = is_odd ? ref_ : odd_;
+  // The value that differs from the recipient's own, and a rank that holds it.
   std::string local = p.get(r);
+  const RankInfo& other = local != p.get(ref_) ? ref_ : odd_;
   std::string remote = p.get(other);
-  if (local == remote) {  // a bystander that agrees with both is told the two values that differ
-    local = p.get(ref_);
-    remote = p.get(odd_);
-  }
   e.message = fmt::format("comm-wide parameter {} is inconsistent: {} local[{}] remote[{}] "
                           "(remote {}), identifier[{}]",
                           p.name, p.name, local, remote, Who(other), info_.identifier);
   e.screen_code = "EI0005";
-  e.screen_args = {info_.identifier, p.name, local, remote};
+  e.screen_args = {"CommInit", info_.identifier, p.name, local, remote};
   return e;
 }
 

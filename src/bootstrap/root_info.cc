@@ -50,7 +50,7 @@ void ReportBindFailure(const std::string& ip, const std::string& ports, const st
   HCCL_ERROR("[InitGroupStage][Listen]socket type[2], listen on ip[{}] port[{}] fail, "
              "reason[{}]",
              ip, ports, why);
-  log::ScreenError("EI0019", {why, ip, ports});
+  log::ScreenError("EI0019", {fmt::format("listen on ip[{}] port[{}] failed: {}", ip, ports, why)});
 }
 
 }  // namespace

@@ -44,7 +44,12 @@ HcclResult DecodeRootInfo(const HcclRootInfo& in, RootInfo* info, std::string* e
 
 // Joins the rendezvous: sends `self`, receives all ranks ordered by rank.
 // HCCL_E_TIMEOUT (EI0006, naming the ranks that never arrived) after HCCL_CONNECT_TIMEOUT;
-// HCCL_E_PARA (EI0005) on a parameter disagreement; HCCL_E_PARA on duplicate rank ids.
+// HCCL_E_PARA (EI0005) on a parameter disagreement; HCCL_E_PARA on duplicate rank ids, a rank
+// out of range or a root info of another communicator. On failure this function itself logs
+// the ERROR line and raises the screen error (EI0006 / EI0005) for this rank; *error holds the
+// same text for the caller's own line. Waits at most HCCL_CONNECT_TIMEOUT to reach the root plus
+// a grace of min(HCCL_CONNECT_TIMEOUT, 20 s) for its answer (the root answers a timeout first).
+// The root's server waits HCCL_CONNECT_TIMEOUT from the first rank's arrival.
 HcclResult Rendezvous(const RootInfo& root, const RankInfo& self, std::vector<RankInfo>* all,
                       std::string* error);
 
@@ -59,10 +64,14 @@ struct RankTable {
   std::string version;
   std::vector<RankTableEntry> ranks;  // ordered by rank id
 };
-// HCCL_E_PARA with *error naming the file and the field when malformed (EI0004/EI0014/EI0017).
+// HCCL_E_PARA with *error naming the file and the field when malformed (EI0004/EI0014/EI0017;
+// raised by the caller). Version 2.0 is read in the 1.0 shape or as {status, version, rank_count,
+// rank_list:[{rank_id, device_id, server_id or host_ip, device_ip?, level_list?}]}.
 HcclResult LoadRankTable(const std::string& path, RankTable* table, std::string* error);
 // The root info every rank of a rank-table job agrees on without exchanging it: rank 0's
 // server_id and HCCL_IF_BASE_PORT (rank 0 serves it), identifier "hccl_world_group" unless named.
+// When my_rank is 0 this also starts the rendezvous server on that address (EI0019 + HCCL_E_UNAVAIL
+// when the port is taken). HCCL_E_PARA when HCCL_IF_BASE_PORT is 0 or server_id is not IPv4.
 HcclResult RootInfoFromRankTable(const RankTable& table, uint32_t my_rank, RootInfo* root,
                                  std::string* error);
 
