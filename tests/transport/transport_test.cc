@@ -1,0 +1,594 @@
+// Transport: Progress semantics, shm and TCP links between threads and between processes
+// (data integrity, bidirectional), handshake hygiene, connect timeouts, link errors (cut, peer
+// death, orderly close), link memory (EI0011), fault injection. Short timeouts via env.
+#include <gtest/gtest.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cstring>
+#include <mutex>
+#include <thread>
+
+#include "../bootstrap/test_env.h"
+#include "bootstrap/socket.h"
+#include "runtime/device_memory.h"
+#include "transport/link.h"
+
+namespace vigil::transport {
+namespace {
+
+using namespace std::chrono_literals;
+using testing::EnvTest;
+
+std::string g_self_exe = "/proc/self/exe";
+
+std::vector<uint8_t> Pattern(uint32_t seed, size_t n) {
+  std::vector<uint8_t> v(n);
+  uint32_t x = seed * 2654435761u + 12345u;
+  for (size_t i = 0; i < n; ++i) {
+    x = x * 1103515245u + 12345u;
+    v[i] = static_cast<uint8_t>(x >> 16);
+  }
+  return v;
+}
+
+TransportOptions Options(uint32_t rank, const std::string& host_id, bool force_tcp,
+                         uint32_t qps = 1) {
+  TransportOptions o;
+  o.comm_id = "test-comm";
+  o.self.rank = rank;
+  o.self.host_ip = "127.0.0.1";
+  o.self.host_id = host_id;
+  o.self.pid = static_cast<uint32_t>(getpid());
+  o.self.device = static_cast<int32_t>(rank);
+  o.force_tcp = force_tcp;
+  o.qps_per_connection = qps;
+  o.connect_timeout_s = 10;
+  o.device = static_cast<int32_t>(rank);
+  return o;
+}
+
+Endpoint EndpointOf(const TransportOptions& o, const Transport& t) {
+  Endpoint e = o.self;
+  e.port = t.listen_port();
+  return e;
+}
+
+WaitPolicy Within(std::chrono::milliseconds d) {
+  WaitPolicy w;
+  w.deadline = SteadyClock::now() + d;
+  return w;
+}
+
+// ---------------------------------------------------------------- Progress on a fake link
+
+class FakeLink : public Link {
+ public:
+  LinkType type() const override { return LinkType::kTcp; }
+  const Endpoint& remote() const override { return remote_; }
+  HcclResult TrySend(const void*, size_t n, size_t* moved) override {
+    *moved = 0;
+    if (fail) return HCCL_E_REMOTE;
+    if (credit > 0) {
+      *moved = std::min<size_t>(n, credit);
+      credit -= *moved;
+    }
+    return HCCL_SUCCESS;
+  }
+  HcclResult TryRecv(void* b, size_t n, size_t* moved) override { return TrySend(b, n, moved); }
+  void WaitReady(bool, int timeout_ms) override {
+    ++waits;
+    std::this_thread::sleep_for(std::chrono::milliseconds(std::min(timeout_ms, 5)));
+  }
+  bool broken() const override { return fail; }
+  Endpoint remote_;
+  std::atomic<size_t> credit{0};
+  std::atomic<bool> fail{false};
+  std::atomic<int> waits{0};
+};
+
+TEST(ProgressTest, CompletesTimesOutAbortsAndFails) {
+  FakeLink a, b;
+  a.remote_.rank = 1;
+  b.remote_.rank = 2;
+  std::vector<char> buf(100);
+  a.credit = 100;
+  b.credit = 100;
+  std::vector<Xfer> x{{&a, true, buf.data(), 100}, {&b, false, buf.data(), 100},
+                      {nullptr, true, nullptr, 0}};
+  ProgressError err;
+  EXPECT_EQ(Progress(x, WaitPolicy{}, &err), HCCL_SUCCESS);
+
+  a.credit = 10;
+  std::vector<Xfer> one{{&a, true, buf.data(), 100}};
+  EXPECT_EQ(Progress(one, Within(100ms), &err), HCCL_E_TIMEOUT);
+  EXPECT_TRUE(err.timed_out);
+  EXPECT_EQ(err.link, &a);
+  EXPECT_NE(err.reason.find("rank[1]"), std::string::npos) << err.reason;
+  EXPECT_GT(a.waits.load(), 0);  // it blocked instead of spinning
+
+  std::atomic<int> abort{0};
+  WaitPolicy w;
+  w.abort = &abort;
+  std::thread t([&] {
+    std::this_thread::sleep_for(50ms);
+    abort = HCCL_E_SUSPENDING;
+  });
+  EXPECT_EQ(Progress(one, w, &err), HCCL_E_SUSPENDING);
+  t.join();
+  EXPECT_FALSE(err.timed_out);
+
+  b.fail = true;
+  std::vector<Xfer> two{{&a, true, buf.data(), 100}, {&b, false, buf.data(), 100}};
+  EXPECT_EQ(Progress(two, Within(5s), &err), HCCL_E_REMOTE);
+  EXPECT_EQ(err.link, &b);
+}
+
+// ---------------------------------------------------------------- links between threads
+
+struct Mode {
+  bool tcp;
+  uint32_t qps;
+};
+std::string ModeName(const ::testing::TestParamInfo<Mode>& info) {
+  return info.param.tcp ? "Tcp" + std::to_string(info.param.qps) : std::string("Shm");
+}
+
+class Ranks {
+ public:
+  Ranks(uint32_t n, Mode mode) {
+    for (uint32_t r = 0; r < n; ++r) {
+      opts.push_back(Options(r, "host-a", mode.tcp, mode.qps));
+      std::unique_ptr<Transport> t;
+      std::string err;
+      EXPECT_EQ(Transport::Create(opts.back(), &t, &err), HCCL_SUCCESS) << err;
+      ts.push_back(std::move(t));
+    }
+    for (uint32_t r = 0; r < n; ++r) eps.push_back(EndpointOf(opts[r], *ts[r]));
+  }
+  // Every rank connects to every other, concurrently.
+  void ConnectAll() {
+    std::vector<std::thread> th;
+    for (size_t r = 0; r < ts.size(); ++r) {
+      th.emplace_back([&, r] {
+        std::vector<Endpoint> peers;
+        for (size_t p = 0; p < ts.size(); ++p) {
+          if (p != r) peers.push_back(eps[p]);
+        }
+        std::string err;
+        EXPECT_EQ(ts[r]->Connect(peers, "AllReduce_test", &err), HCCL_SUCCESS) << err;
+      });
+    }
+    for (auto& t : th) t.join();
+  }
+  std::vector<TransportOptions> opts;
+  std::vector<std::unique_ptr<Transport>> ts;
+  std::vector<Endpoint> eps;
+};
+
+class LinkTest : public EnvTest, public ::testing::WithParamInterface<Mode> {};
+
+TEST_P(LinkTest, PairIntegrityBidirectional) {
+  Ranks ranks(2, GetParam());
+  ranks.ConnectAll();
+  for (int r = 0; r < 2; ++r) {
+    Link* l = ranks.ts[r]->link(1 - r);
+    ASSERT_NE(l, nullptr);
+    EXPECT_EQ(l->type(), GetParam().tcp ? LinkType::kTcp : LinkType::kShm);
+    EXPECT_EQ(l->remote().rank, static_cast<uint32_t>(1 - r));
+  }
+  const std::vector<size_t> sizes = {0,       1,        7,           4095,          4096,
+                                     65537,   262144,   262145,      (1u << 20) + 3, 4u << 20,
+                                     (9u << 20) + 5};
+  for (size_t size : sizes) {
+    std::vector<std::vector<uint8_t>> got(2);
+    std::vector<std::thread> th;
+    for (int r = 0; r < 2; ++r) {
+      th.emplace_back([&, r] {
+        std::vector<uint8_t> mine = Pattern(static_cast<uint32_t>(r * 1000 + size), size);
+        got[r].assign(size, 0);
+        Link* l = ranks.ts[r]->link(1 - r);
+        std::vector<Xfer> x{{l, true, mine.data(), size}, {l, false, got[r].data(), size}};
+        ProgressError err;
+        EXPECT_EQ(Progress(x, Within(30s), &err), HCCL_SUCCESS) << err.reason;
+      });
+    }
+    for (auto& t : th) t.join();
+    for (int r = 0; r < 2; ++r) {
+      ASSERT_TRUE(got[r] == Pattern(static_cast<uint32_t>((1 - r) * 1000 + size), size))
+          << "size " << size << " rank " << r;
+    }
+  }
+  EXPECT_GE(CountInLogs("link established: tag[AllReduce_test]"), 2u);
+}
+
+TEST_P(LinkTest, FourRanksAllToAll) {
+  const uint32_t n = 4;
+  Ranks ranks(n, GetParam());
+  ranks.ConnectAll();
+  const size_t size = (3u << 20) + 11;
+  std::vector<std::thread> th;
+  std::atomic<int> bad{0};
+  for (uint32_t r = 0; r < n; ++r) {
+    th.emplace_back([&, r] {
+      std::vector<std::vector<uint8_t>> out(n), in(n);
+      std::vector<Xfer> x;
+      for (uint32_t p = 0; p < n; ++p) {
+        if (p == r) continue;
+        out[p] = Pattern(r * 16 + p, size);
+        in[p].assign(size, 0);
+        x.push_back({ranks.ts[r]->link(p), true, out[p].data(), size});
+        x.push_back({ranks.ts[r]->link(p), false, in[p].data(), size});
+      }
+      ProgressError err;
+      EXPECT_EQ(Progress(x, Within(60s), &err), HCCL_SUCCESS) << err.reason;
+      for (uint32_t p = 0; p < n; ++p) {
+        if (p != r && in[p] != Pattern(p * 16 + r, size)) ++bad;
+      }
+    });
+  }
+  for (auto& t : th) t.join();
+  EXPECT_EQ(bad.load(), 0);
+}
+
+TEST_P(LinkTest, DeadlineAndAbortOnARealLink) {
+  Ranks ranks(2, GetParam());
+  ranks.ConnectAll();
+  std::vector<uint8_t> buf(1024);
+  std::vector<Xfer> x{{ranks.ts[0]->link(1), false, buf.data(), buf.size()}};
+  ProgressError err;
+  EXPECT_EQ(Progress(x, Within(200ms), &err), HCCL_E_TIMEOUT);
+  EXPECT_TRUE(err.timed_out);
+  std::atomic<int> abort{0};
+  WaitPolicy w;
+  w.abort = &abort;
+  std::thread t([&] {
+    std::this_thread::sleep_for(100ms);
+    abort = HCCL_E_INTERNAL;
+  });
+  EXPECT_EQ(Progress(x, w, &err), HCCL_E_INTERNAL);
+  t.join();
+  // The link still works afterwards.
+  std::vector<uint8_t> msg = Pattern(5, 1024);
+  std::vector<Xfer> send{{ranks.ts[1]->link(0), true, msg.data(), msg.size()}};
+  EXPECT_EQ(Progress(send, Within(10s), &err), HCCL_SUCCESS);
+  EXPECT_EQ(Progress(x, Within(10s), &err), HCCL_SUCCESS);
+  EXPECT_EQ(buf, msg);
+}
+
+struct Observed {
+  std::mutex mu;
+  std::vector<LinkError> errors;
+  void Attach(Transport& t) {
+    t.SetLinkErrorObserver([this](const LinkError& e) {
+      std::lock_guard<std::mutex> lock(mu);
+      errors.push_back(e);
+    });
+  }
+  size_t count() {
+    std::lock_guard<std::mutex> lock(mu);
+    return errors.size();
+  }
+};
+
+TEST_P(LinkTest, CutLinkFailsFastAndIsReportedOncePerSide) {
+  Ranks ranks(2, GetParam());
+  Observed obs0, obs1;
+  obs0.Attach(*ranks.ts[0]);
+  obs1.Attach(*ranks.ts[1]);
+  ranks.ConnectAll();
+  std::vector<uint8_t> buf(8u << 20);
+  std::vector<Xfer> x{{ranks.ts[1]->link(0), false, buf.data(), buf.size()}};
+  std::thread cutter([&] {
+    std::this_thread::sleep_for(100ms);
+    EXPECT_TRUE(ranks.ts[0]->InjectLinkCut(1));
+  });
+  ProgressError err;
+  EXPECT_EQ(Progress(x, Within(20s), &err), HCCL_E_REMOTE) << err.reason;
+  cutter.join();
+  EXPECT_TRUE(ranks.ts[1]->link(0)->broken());
+  std::vector<Xfer> again{{ranks.ts[0]->link(1), true, buf.data(), 16}};
+  EXPECT_EQ(Progress(again, Within(5s), &err), HCCL_E_REMOTE);
+  for (int i = 0; i < 100 && (obs0.count() < 1 || obs1.count() < 1); ++i) std::this_thread::sleep_for(10ms);
+  ASSERT_EQ(obs0.count(), 1u);
+  ASSERT_EQ(obs1.count(), 1u);
+  EXPECT_EQ(obs1.errors[0].local.rank, 1u);
+  EXPECT_EQ(obs1.errors[0].remote.rank, 0u);
+  EXPECT_EQ(obs1.errors[0].code, HCCL_E_REMOTE);
+  EXPECT_EQ(obs0.errors[0].remote.rank, 1u);
+  EXPECT_EQ(obs0.errors[0].remote.port, ranks.eps[1].port);
+  EXPECT_NE(Logs().find("[TaskExecStage][Link]link error"), std::string::npos);
+}
+
+TEST_P(LinkTest, OrderlyCloseIsNotAnError) {
+  Ranks ranks(2, GetParam());
+  Observed obs0;
+  obs0.Attach(*ranks.ts[0]);
+  ranks.ConnectAll();
+  std::vector<uint8_t> msg = Pattern(9, 1000), got(1000);
+  ProgressError err;
+  std::vector<Xfer> s{{ranks.ts[1]->link(0), true, msg.data(), msg.size()}};
+  ASSERT_EQ(Progress(s, Within(10s), &err), HCCL_SUCCESS);
+  ranks.ts[1]->Close();
+  ranks.ts[1]->Close();  // twice is fine
+  // Data sent before the close is still delivered, then the link reports the close.
+  std::vector<Xfer> r{{ranks.ts[0]->link(1), false, got.data(), got.size()}};
+  EXPECT_EQ(Progress(r, Within(10s), &err), HCCL_SUCCESS) << err.reason;
+  EXPECT_EQ(got, msg);
+  EXPECT_EQ(Progress(r, Within(10s), &err), HCCL_E_REMOTE);
+  std::this_thread::sleep_for(50ms);
+  EXPECT_EQ(obs0.count(), 0u);
+}
+
+TEST_P(LinkTest, StrangerBytesOnTheListenerAreDropped) {
+  Ranks ranks(2, GetParam());
+  std::string err;
+  {
+    net::Socket s;
+    ASSERT_EQ(net::Connect("127.0.0.1", ranks.eps[1].port, SteadyClock::now() + 5s, &s, &err),
+              HCCL_SUCCESS);
+    const char junk[] = "SSH-2.0-OpenSSH_9.6\r\n";
+    ASSERT_EQ(s.SendAll(junk, sizeof(junk) - 1, SteadyClock::now() + 5s, &err), HCCL_SUCCESS);
+    char c;
+    EXPECT_NE(s.RecvAll(&c, 1, SteadyClock::now() + 5s, &err), HCCL_SUCCESS);
+  }
+  ranks.ConnectAll();
+  std::vector<uint8_t> msg = Pattern(1, 5000), got(5000);
+  std::vector<Xfer> x0{{ranks.ts[0]->link(1), true, msg.data(), msg.size()}};
+  std::vector<Xfer> x1{{ranks.ts[1]->link(0), false, got.data(), got.size()}};
+  ProgressError e;
+  ASSERT_EQ(Progress(x0, Within(10s), &e), HCCL_SUCCESS);
+  ASSERT_EQ(Progress(x1, Within(10s), &e), HCCL_SUCCESS);
+  EXPECT_EQ(got, msg);
+  EXPECT_EQ(CountInLogs("not a Vigil link"), 1u);
+}
+
+INSTANTIATE_TEST_SUITE_P(Links, LinkTest,
+                         ::testing::Values(Mode{false, 1}, Mode{true, 1}, Mode{true, 3}), ModeName);
+
+// ---------------------------------------------------------------- connect failures
+
+class ConnectTest : public EnvTest {};
+
+TEST_F(ConnectTest, TimeoutNamesTheMissingPeers) {
+  auto o0 = Options(0, "h", false), o1 = Options(1, "h", false);
+  o0.connect_timeout_s = 1;
+  o1.connect_timeout_s = 1;
+  std::unique_ptr<Transport> t0, t1;
+  std::string err;
+  ASSERT_EQ(Transport::Create(o0, &t0, &err), HCCL_SUCCESS);
+  ASSERT_EQ(Transport::Create(o1, &t1, &err), HCCL_SUCCESS);
+  // Rank 2 does not exist: its port is closed.
+  net::Socket probe;
+  uint16_t dead_port = 0;
+  ASSERT_EQ(net::Listen("127.0.0.1", 0, &probe, &dead_port, &err), HCCL_SUCCESS);
+  probe.Close();
+  Endpoint e2 = Options(2, "h", false).self;
+  e2.port = dead_port;
+  EXPECT_EQ(t0->Connect({EndpointOf(o1, *t1), e2}, "AllGather_x", &err), HCCL_E_TIMEOUT);
+  EXPECT_NE(err.find("rank[2]"), std::string::npos) << err;
+  EXPECT_EQ(err.find("rank[1] ("), std::string::npos) << err;  // rank 1 did link
+  EXPECT_NE(t0->link(1), nullptr);
+  // Rank 1 waits for rank 2 to dial it (2 > 1 would dial... so use rank 0's view): a server role.
+  auto o3 = Options(3, "h", false);
+  o3.connect_timeout_s = 1;
+  std::unique_ptr<Transport> t3;
+  ASSERT_EQ(Transport::Create(o3, &t3, &err), HCCL_SUCCESS);
+  EXPECT_EQ(t3->Connect({e2}, "AllGather_x", &err), HCCL_E_TIMEOUT);
+  EXPECT_NE(err.find("role[server]"), std::string::npos) << err;
+  std::string logs = Logs();
+  EXPECT_NE(logs.find("wait socket establish timeout, role[client] rank[2] timeout[1 s]"),
+            std::string::npos);
+  EXPECT_NE(logs.find("wait socket establish timeout, role[server] rank[2] timeout[1 s]"),
+            std::string::npos);
+}
+
+TEST_F(ConnectTest, QpMemoryOverBudgetIsEi0011) {
+  SetEnv("VIGIL_DEVICE_MEMORY", "16M");
+  auto o0 = Options(0, "h", true, 32), o1 = Options(1, "h", true, 32);
+  std::unique_ptr<Transport> t0, t1;
+  std::string err;
+  ASSERT_EQ(Transport::Create(o0, &t0, &err), HCCL_SUCCESS);
+  ASSERT_EQ(Transport::Create(o1, &t1, &err), HCCL_SUCCESS);
+  EXPECT_EQ(t0->Connect({EndpointOf(o1, *t1)}, "AllReduce_x", &err), HCCL_E_MEMORY);
+  EXPECT_EQ(err, "size: [0.25MB, 32MB], Affected by QP depth configuration.");
+  EXPECT_NE(Logs().find("alloc link resources failed"), std::string::npos);
+  // With fewer QPs it fits; the accepting side charges its own device too.
+  auto o2 = Options(2, "h", true, 8), o3 = Options(3, "h", true, 8);
+  std::unique_ptr<Transport> t2, t3;
+  ASSERT_EQ(Transport::Create(o2, &t2, &err), HCCL_SUCCESS);
+  ASSERT_EQ(Transport::Create(o3, &t3, &err), HCCL_SUCCESS);
+  size_t before = rt::DeviceMemory::Instance().UsedBytes(3);
+  EXPECT_EQ(t2->Connect({EndpointOf(o3, *t3)}, "AllReduce_x", &err), HCCL_SUCCESS) << err;
+  EXPECT_EQ(t3->Connect({EndpointOf(o2, *t2)}, "AllReduce_x", &err), HCCL_SUCCESS) << err;
+  EXPECT_EQ(rt::DeviceMemory::Instance().UsedBytes(3), before + (8u << 20));
+  t3.reset();
+  EXPECT_EQ(rt::DeviceMemory::Instance().UsedBytes(3), before);
+}
+
+TEST_F(ConnectTest, AcceptorOverBudgetFailsBothSides) {
+  SetEnv("VIGIL_DEVICE_MEMORY", "6M");
+  auto o0 = Options(0, "h", false), o1 = Options(1, "h", false);
+  std::unique_ptr<Transport> t0, t1;
+  std::string err;
+  ASSERT_EQ(Transport::Create(o0, &t0, &err), HCCL_SUCCESS);
+  ASSERT_EQ(Transport::Create(o1, &t1, &err), HCCL_SUCCESS);
+  void* hog = nullptr;  // leaves device 1 less than one 4 MiB ring
+  ASSERT_EQ(rt::DeviceMemory::Instance().Alloc(1, 3u << 20, &hog, "test"), ACL_SUCCESS);
+  std::string err1;
+  std::thread t([&] { EXPECT_EQ(t1->Connect({EndpointOf(o0, *t0)}, "x", &err1), HCCL_E_MEMORY); });
+  EXPECT_EQ(t0->Connect({EndpointOf(o1, *t1)}, "x", &err), HCCL_E_MEMORY) << err;
+  t.join();
+  EXPECT_NE(err1.find("Affected by QP depth"), std::string::npos) << err1;
+  rt::DeviceMemory::Instance().Free(hog);
+}
+
+TEST_F(ConnectTest, VigilFaultCutsAfterBytes) {
+  SetEnv("VIGIL_FAULT", "something_else:1;link_cut:0-1@1M");
+  Ranks ranks(2, Mode{false, 1});
+  Observed obs;
+  obs.Attach(*ranks.ts[1]);
+  ranks.ConnectAll();
+  std::vector<uint8_t> buf(8u << 20);
+  std::thread sender([&] {
+    std::vector<Xfer> x{{ranks.ts[0]->link(1), true, buf.data(), buf.size()}};
+    ProgressError e;
+    EXPECT_EQ(Progress(x, Within(20s), &e), HCCL_E_REMOTE);
+  });
+  std::vector<uint8_t> got(buf.size());
+  std::vector<Xfer> x{{ranks.ts[1]->link(0), false, got.data(), got.size()}};
+  ProgressError e;
+  EXPECT_EQ(Progress(x, Within(20s), &e), HCCL_E_REMOTE);
+  sender.join();
+  for (int i = 0; i < 100 && obs.count() == 0; ++i) std::this_thread::sleep_for(10ms);
+  EXPECT_EQ(obs.count(), 1u);
+  EXPECT_NE(Logs().find("VIGIL_FAULT link_cut"), std::string::npos);
+}
+
+// ---------------------------------------------------------------- links between processes
+//
+// The child re-executes this binary in child mode (a clean process) as rank 1, prints its
+// listener port, links with the parent (rank 0, which dials) and then runs the scenario.
+
+const std::vector<size_t> kProcSizes = {1, 4096, 100000, (1u << 20) + 1, 6u << 20};
+
+int ChildMain(const std::string& mode, uint16_t parent_port, uint32_t parent_pid,
+              const std::string& scenario) {
+  const bool tcp = mode == "tcp";
+  TransportOptions o = Options(1, tcp ? "host-b" : "host-a", tcp);
+  std::unique_ptr<Transport> t;
+  std::string err;
+  if (Transport::Create(o, &t, &err) != HCCL_SUCCESS) return 20;
+  printf("PORT %u\n", t->listen_port());
+  fflush(stdout);
+  Endpoint parent = Options(0, tcp ? "host-a" : "host-a", tcp).self;
+  parent.port = parent_port;
+  parent.pid = parent_pid;
+  if (t->Connect({parent}, "proc", &err) != HCCL_SUCCESS) return 21;
+  Link* l = t->link(0);
+  for (size_t size : kProcSizes) {
+    std::vector<uint8_t> mine = Pattern(static_cast<uint32_t>(100 + size), size), got(size);
+    std::vector<Xfer> x{{l, true, mine.data(), size}, {l, false, got.data(), size}};
+    ProgressError e;
+    if (Progress(x, Within(30s), &e) != HCCL_SUCCESS) return 22;
+    if (got != Pattern(static_cast<uint32_t>(size), size)) return 23;
+  }
+  if (scenario == "die") {
+    printf("READY\n");
+    fflush(stdout);
+    std::this_thread::sleep_for(60s);  // killed by the parent
+    return 24;
+  }
+  t->Close();
+  return 0;
+}
+
+class ProcessTest : public EnvTest, public ::testing::WithParamInterface<bool> {
+ protected:
+  // Starts the child; returns its pid and keeps its stdout.
+  pid_t Spawn(bool tcp, uint16_t port, const std::string& scenario) {
+    int fds[2];
+    EXPECT_EQ(pipe(fds), 0);
+    pid_t pid = fork();
+    if (pid == 0) {
+      dup2(fds[1], 1);
+      close(fds[0]);
+      std::string p = std::to_string(port), me = std::to_string(getppid());
+      execl(g_self_exe.c_str(), g_self_exe.c_str(), "--transport-child", tcp ? "tcp" : "shm",
+            p.c_str(), me.c_str(), scenario.c_str(), nullptr);
+      _exit(99);
+    }
+    close(fds[1]);
+    out_ = fdopen(fds[0], "r");
+    return pid;
+  }
+  std::string ReadLine() {
+    char line[256] = {0};
+    if (out_ == nullptr || fgets(line, sizeof(line), out_) == nullptr) return "";
+    return line;
+  }
+  void TearDown() override {
+    if (out_ != nullptr) fclose(out_);
+    EnvTest::TearDown();
+  }
+  FILE* out_ = nullptr;
+};
+
+TEST_P(ProcessTest, IntegrityAndPeerDeath) {
+  const bool tcp = GetParam();
+  for (const std::string scenario : {"ok", "die"}) {
+    TransportOptions o = Options(0, "host-a", tcp);
+    std::unique_ptr<Transport> t;
+    std::string err;
+    ASSERT_EQ(Transport::Create(o, &t, &err), HCCL_SUCCESS);
+    Observed obs;
+    obs.Attach(*t);
+    pid_t child = Spawn(tcp, t->listen_port(), scenario);
+    std::string line = ReadLine();
+    ASSERT_EQ(line.rfind("PORT ", 0), 0u) << line;
+    Endpoint peer = Options(1, tcp ? "host-b" : "host-a", tcp).self;
+    peer.port = static_cast<uint16_t>(std::stoi(line.substr(5)));
+    peer.pid = static_cast<uint32_t>(child);
+    ASSERT_EQ(t->Connect({peer}, "proc", &err), HCCL_SUCCESS) << err;
+    Link* l = t->link(1);
+    ASSERT_NE(l, nullptr);
+    EXPECT_EQ(l->type(), tcp ? LinkType::kTcp : LinkType::kShm);
+    for (size_t size : kProcSizes) {
+      std::vector<uint8_t> mine = Pattern(static_cast<uint32_t>(size), size), got(size);
+      std::vector<Xfer> x{{l, true, mine.data(), size}, {l, false, got.data(), size}};
+      ProgressError e;
+      ASSERT_EQ(Progress(x, Within(30s), &e), HCCL_SUCCESS) << e.reason;
+      ASSERT_TRUE(got == Pattern(static_cast<uint32_t>(100 + size), size)) << size;
+    }
+    int status = 0;
+    if (scenario == "ok") {
+      ASSERT_EQ(waitpid(child, &status, 0), child);
+      EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << status;
+      EXPECT_EQ(obs.count(), 0u);  // the child closed in order
+    } else {
+      ASSERT_EQ(ReadLine(), "READY\n");
+      std::thread killer([&] {
+        std::this_thread::sleep_for(100ms);
+        kill(child, SIGKILL);
+      });
+      std::vector<uint8_t> got(1u << 20);
+      std::vector<Xfer> x{{l, false, got.data(), got.size()}};
+      ProgressError e;
+      // A dead peer is a link error well before the deadline.
+      EXPECT_EQ(Progress(x, Within(30s), &e), HCCL_E_REMOTE) << e.reason;
+      EXPECT_FALSE(e.timed_out);
+      killer.join();
+      ASSERT_EQ(waitpid(child, &status, 0), child);
+      for (int i = 0; i < 100 && obs.count() == 0; ++i) std::this_thread::sleep_for(10ms);
+      ASSERT_EQ(obs.count(), 1u);
+      EXPECT_EQ(obs.errors[0].remote.rank, 1u);
+      EXPECT_EQ(obs.errors[0].remote.pid, static_cast<uint32_t>(child));
+    }
+    if (out_ != nullptr) {
+      fclose(out_);
+      out_ = nullptr;
+    }
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Procs, ProcessTest, ::testing::Values(false, true),
+                         [](const ::testing::TestParamInfo<bool>& i) {
+                           return i.param ? std::string("Tcp") : std::string("Shm");
+                         });
+
+}  // namespace
+}  // namespace vigil::transport
+
+int main(int argc, char** argv) {
+  if (argc == 6 && std::string(argv[1]) == "--transport-child") {
+    return vigil::transport::ChildMain(argv[2], static_cast<uint16_t>(std::stoi(argv[3])),
+                                       static_cast<uint32_t>(std::stoul(argv[4])), argv[5]);
+  }
+  char buf[4096];
+  ssize_t n = readlink("/proc/self/exe", buf, sizeof(buf) - 1);
+  if (n > 0) vigil::transport::g_self_exe.assign(buf, static_cast<size_t>(n));
+  ::testing::InitGoogleTest(&argc, argv);
+  return RUN_ALL_TESTS();
+}
