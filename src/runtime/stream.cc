@@ -183,7 +183,10 @@ uint32_t Stream::Enqueue(TaskType type, TaskFn fn) {
   std::lock_guard<std::mutex> lock(s.mu);
   uint32_t id = ++s.last_id;
   s.pending.push_back(Impl::Task{id, type, std::move(fn)});
-  if (s.worker_sleeping) s.cv_work.notify_one();
+  if (s.worker_sleeping) {
+    s.worker_sleeping = false;  // one wake-up is enough for everything queued until it runs
+    s.cv_work.notify_one();
+  }
   return id;
 }
 
