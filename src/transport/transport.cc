@@ -223,6 +223,7 @@ class TransportImpl final : public Transport {
  public:
   explicit TransportImpl(const TransportOptions& options) : opt_(options) {
     const EnvConfig& env = Env();
+    if (opt_.self.pid == 0) opt_.self.pid = static_cast<uint32_t>(getpid());  // /proc paths need it
     if (opt_.qps_per_connection == 0) opt_.qps_per_connection = 1;
     opt_.qps_per_connection = std::min(opt_.qps_per_connection, kMaxQps);
     if (opt_.connect_timeout_s == 0) opt_.connect_timeout_s = env.connect_timeout_s;
@@ -234,6 +235,14 @@ class TransportImpl final : public Transport {
   }
   ~TransportImpl() override {
     Close();
+    if (monitor_.joinable()) {
+      if (monitor_.get_id() == std::this_thread::get_id()) {
+        monitor_.detach();  // destroyed from its own observer callback (documented as forbidden)
+      } else {
+        monitor_.join();
+        ReleaseMonitorState();
+      }
+    }
     std::lock_guard<std::mutex> lock(mu_);
     links_.clear();
   }
@@ -296,6 +305,19 @@ class TransportImpl final : public Transport {
   }
   Endpoint Self() const { return opt_.self; }
 
+  // The listener and what only the monitor thread touches; after the thread has ended.
+  void ReleaseMonitorState() {
+    listener_.Close();
+    incoming_.clear();
+    for (auto& [rank, p] : pending_tcp_) {
+      if (p.qp_memory != nullptr) rt::DeviceMemory::Instance().Free(p.qp_memory);
+    }
+    pending_tcp_.clear();
+    if (wake_fd_ >= 0) {
+      close(wake_fd_);
+      wake_fd_ = -1;
+    }
+  }
   HcclResult ChargeQps(uint32_t peer, void** memory, std::string* error);
   void Publish(std::unique_ptr<LinkBase> link, const std::string& tag, const char* role);
   HcclResult Dial(const Endpoint& peer, const std::string& tag, SteadyClock::time_point deadline,
@@ -382,17 +404,14 @@ void TransportImpl::Close() {
   }
   stop_.store(true);
   Wake();
+  // Called from an observer on the monitor thread itself: the thread ends on its own after
+  // this callback, and its state is released by the destructor.
+  if (monitor_.joinable() && monitor_.get_id() == std::this_thread::get_id()) {
+    cv_.notify_all();
+    return;
+  }
   if (monitor_.joinable()) monitor_.join();
-  listener_.Close();
-  incoming_.clear();
-  for (auto& [rank, p] : pending_tcp_) {
-    if (p.qp_memory != nullptr) rt::DeviceMemory::Instance().Free(p.qp_memory);
-  }
-  pending_tcp_.clear();
-  if (wake_fd_ >= 0) {
-    close(wake_fd_);
-    wake_fd_ = -1;
-  }
+  ReleaseMonitorState();
   cv_.notify_all();
 }
 
