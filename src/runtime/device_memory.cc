@@ -48,6 +48,18 @@ uintptr_t EndOf(uintptr_t p, size_t n) {
   return end < p ? UINTPTR_MAX : end;  // saturate instead of wrapping
 }
 
+// Whether every page of [begin, end) is mapped in this process. For a freed registered range
+// (the caller unmaps it) a mapped range means either "not unmapped yet" or "reused by someone
+// else": both are ordinary memory, never a false SDMA fault. msync(MS_ASYNC) only walks the
+// mappings (ENOMEM for a hole) and is taken on the freed-record path only.
+bool RangeMapped(uintptr_t begin, uintptr_t end) {
+  if (end <= begin) return false;
+  const uintptr_t page = PageSize();
+  const uintptr_t first = begin / page * page;
+  const uintptr_t last = (end + page - 1) / page * page;
+  return msync(reinterpret_cast<void*>(first), last - first, MS_ASYNC) == 0;
+}
+
 }  // namespace
 
 struct DeviceMemory::Impl {
@@ -115,7 +127,8 @@ struct DeviceMemory::Impl {
     if (ft != freed.begin()) {
       --ft;
       const FreedAlloc& f = ft->second;
-      if (EndOf(ft->first, std::max(f.size, f.map_len)) > p) {
+      if (EndOf(ft->first, std::max(f.size, f.map_len)) > p &&
+          (f.map_len > 0 || !RangeMapped(std::max(p, ft->first), std::min(end, EndOf(ft->first, f.size))))) {
         check.state = AddrState::kFreed;
         check.device = f.device;
         check.alloc_base = ft->first;
@@ -311,6 +324,32 @@ aclError DeviceMemory::Unregister(void* ptr) {
   m.used[a.device] -= a.size;
   // The caller unmaps it; the freed record makes in-flight copies into it fail cleanly.
   m.AddFreed(reinterpret_cast<uintptr_t>(ptr), FreedAlloc{a.size, 0, a.device, std::move(a.purpose), 0});
+  return ACL_SUCCESS;
+}
+
+aclError DeviceMemory::UnregisterAndUnmap(void* ptr) {
+  Impl& m = *impl();
+  std::unique_lock<std::shared_mutex> lock(m.mu);
+  const uintptr_t base = reinterpret_cast<uintptr_t>(ptr);
+  auto it = m.live.find(base);
+  if (ptr == nullptr || it == m.live.end() || it->second.map_len != 0 || base % PageSize() != 0) {
+    lock.unlock();
+    VIGIL_RT_FAIL("Unregister device memory failed: ptr[{}] is not page-aligned registered memory.",
+                  ptr);
+    return ptr == nullptr ? ACL_ERROR_INVALID_PARAM : ACL_ERROR_RT_MEMORY_FREE;
+  }
+  LiveAlloc a = std::move(it->second);
+  m.live.erase(it);
+  m.used[a.device] -= a.size;
+  const size_t page = PageSize();
+  const size_t map_len = (a.size + page - 1) / page * page;
+  // Atomically swaps the caller's pages for an inaccessible reservation (no window in which
+  // another mapping could land there); in-flight copies hold the shared lock, so none is mid-copy.
+  void* r = mmap(ptr, map_len, PROT_NONE, MAP_FIXED | MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE,
+                 -1, 0);
+  size_t reserved = r == MAP_FAILED ? 0 : map_len;
+  if (r == MAP_FAILED) munmap(ptr, map_len);
+  m.AddFreed(base, FreedAlloc{a.size, reserved, a.device, std::move(a.purpose), 0});
   return ACL_SUCCESS;
 }
 

@@ -58,7 +58,15 @@ class DeviceMemory {
   // Adds memory the caller mapped itself (e.g. a shared-memory CCL buffer) to the map and the
   // device budget. Unregister removes it from the budget and marks the range freed.
   aclError Register(int32_t device, void* ptr, size_t size, const std::string& purpose);
+  // The caller unmaps the range itself afterwards. Until it does, the range is still mapped and
+  // copies into it succeed; once unmapped they fault. If the address is later mapped again by
+  // someone else (host malloc), it counts as host memory, so a stale record never blocks it.
   aclError Unregister(void* ptr);
+  // Unregister for page-aligned registered memory, and the runtime takes the mapping over: the
+  // range is replaced by an inaccessible reservation (the caller must NOT munmap it), so copies
+  // into it fault from this moment on and nothing else can be placed there while the freed
+  // record exists. Preferred for CCL buffers destroyed with work possibly in flight.
+  aclError UnregisterAndUnmap(void* ptr);
 
   AddrCheck Check(const void* ptr, size_t size) const;
 

@@ -188,17 +188,64 @@ TEST_F(DeviceMemoryTest, RegisterChargesBudgetAndUnregisterMarksFreed) {
   EXPECT_EQ(mem.Free(shm), ACL_ERROR_RT_MEMORY_FREE);  // registered memory is not ours to free
   ASSERT_EQ(mem.Unregister(shm), ACL_SUCCESS);
   EXPECT_EQ(mem.UsedBytes(3), 0u);
+  EXPECT_EQ(mem.Unregister(shm), ACL_ERROR_RT_MEMORY_FREE);
+  // Still mapped by the caller: ordinary memory until it is unmapped.
+  EXPECT_EQ(mem.Check(shm, 8).state, AddrState::kHost);
+  munmap(shm, len);
   AddrCheck c = mem.Check(static_cast<char*>(shm) + 100, 8);
   EXPECT_EQ(c.state, AddrState::kFreed);
   EXPECT_EQ(c.purpose, "CCL output buffer");
-  EXPECT_EQ(mem.Unregister(shm), ACL_ERROR_RT_MEMORY_FREE);
-  // Registering the range again (memory reused) drops its freed record.
+  std::vector<char> host(8, 1);
+  CopyFault fault;
+  EXPECT_EQ(mem.CheckedCopy(static_cast<char*>(shm) + 100, host.data(), 8, &fault),
+            ACL_ERROR_RT_SYS_DMA);
+  // Mapped again at the same address and registered again: the freed record is dropped.
+  void* again = mmap(shm, len, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS | MAP_FIXED, -1, 0);
+  ASSERT_EQ(again, shm);
   const size_t freed_before = mem.FreedRecordCount();
   ASSERT_EQ(mem.Register(3, shm, len, "CCL output buffer"), ACL_SUCCESS);
   EXPECT_EQ(mem.FreedRecordCount(), freed_before - 1);
   EXPECT_EQ(mem.Check(shm, 8).state, AddrState::kLive);
   ASSERT_EQ(mem.Unregister(shm), ACL_SUCCESS);
   munmap(shm, len);
+}
+
+TEST_F(DeviceMemoryTest, UnregisteredAddressReusedByHostMemoryIsHost) {
+  const size_t len = 64 << 10;
+  void* shm = mmap(nullptr, len, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+  ASSERT_NE(shm, MAP_FAILED);
+  ASSERT_EQ(mem.Register(0, shm, len, "CCL input buffer"), ACL_SUCCESS);
+  ASSERT_EQ(mem.Unregister(shm), ACL_SUCCESS);
+  munmap(shm, len);
+  EXPECT_EQ(mem.Check(shm, len).state, AddrState::kFreed);
+  // Like a later host malloc landing on the same addresses.
+  void* host = mmap(shm, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED, -1, 0);
+  ASSERT_EQ(host, shm);
+  EXPECT_EQ(mem.Check(host, len).state, AddrState::kHost);
+  std::vector<char> src(len, 3);
+  CopyFault fault;
+  EXPECT_EQ(mem.CheckedCopy(host, src.data(), len, &fault), ACL_SUCCESS);
+  munmap(host, len);
+}
+
+TEST_F(DeviceMemoryTest, UnregisterAndUnmapFaultsAtOnce) {
+  const size_t len = 64 << 10;
+  void* shm = mmap(nullptr, len, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+  ASSERT_NE(shm, MAP_FAILED);
+  ASSERT_EQ(mem.Register(4, shm, len, "CCL input buffer"), ACL_SUCCESS);
+  ASSERT_EQ(mem.UnregisterAndUnmap(shm), ACL_SUCCESS);
+  EXPECT_EQ(mem.UsedBytes(4), 0u);
+  AddrCheck c = mem.Check(shm, len);
+  EXPECT_EQ(c.state, AddrState::kFreed);
+  EXPECT_EQ(c.device, 4);
+  std::vector<char> src(len, 3);
+  CopyFault fault;
+  EXPECT_EQ(mem.CheckedCopy(shm, src.data(), len, &fault), ACL_ERROR_RT_SYS_DMA);
+  EXPECT_EQ(mem.UnregisterAndUnmap(shm), ACL_ERROR_RT_MEMORY_FREE);
+  void* unaligned = nullptr;
+  ASSERT_EQ(mem.Alloc(4, 64, &unaligned), ACL_SUCCESS);
+  EXPECT_EQ(mem.UnregisterAndUnmap(unaligned), ACL_ERROR_RT_MEMORY_FREE);  // not registered
+  EXPECT_EQ(mem.Free(unaligned), ACL_SUCCESS);
 }
 
 TEST_F(DeviceMemoryTest, FreedRecordsAreBounded) {
