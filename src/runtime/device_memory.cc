@@ -9,6 +9,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include <cstdio>
 #include <cstring>
 #include <deque>
 #include <map>
@@ -23,6 +24,18 @@
 namespace vigil::rt {
 namespace {
 
+// Identity of a mapping, to tell "the caller has not unmapped its unregistered buffer yet"
+// from "someone else mapped new memory at that address".
+struct VmaId {
+  uintptr_t start = 0;
+  uintptr_t end = 0;
+  uint64_t offset = 0;
+  uint64_t inode = 0;
+  uint64_t dev = 0;
+  bool valid = false;
+  bool operator==(const VmaId&) const = default;
+};
+
 struct LiveAlloc {
   size_t size;
   size_t map_len;   // mapped length (size rounded up to pages); 0 for registered memory
@@ -36,6 +49,7 @@ struct FreedAlloc {
   int32_t device;
   std::string purpose;
   uint64_t seq;     // matches freed_order entries (stale ones are skipped)
+  VmaId vma{};      // unregistered memory: the caller's mapping at Unregister time
 };
 
 size_t PageSize() {
@@ -48,16 +62,39 @@ uintptr_t EndOf(uintptr_t p, size_t n) {
   return end < p ? UINTPTR_MAX : end;  // saturate instead of wrapping
 }
 
-// Whether every page of [begin, end) is mapped in this process. For a freed registered range
-// (the caller unmaps it) a mapped range means either "not unmapped yet" or "reused by someone
-// else": both are ordinary memory, never a false SDMA fault. msync(MS_ASYNC) only walks the
-// mappings (ENOMEM for a hole) and is taken on the freed-record path only.
+// Whether every page of [begin, end) is mapped in this process (msync only walks the mappings
+// and fails with ENOMEM on a hole).
 bool RangeMapped(uintptr_t begin, uintptr_t end) {
   if (end <= begin) return false;
   const uintptr_t page = PageSize();
   const uintptr_t first = begin / page * page;
   const uintptr_t last = (end + page - 1) / page * page;
   return msync(reinterpret_cast<void*>(first), last - first, MS_ASYNC) == 0;
+}
+
+// The mapping (VMA) that contains addr, from /proc/self/maps; read only when registering or
+// unregistering caller memory and when a copy touches a freed registered range, all rare.
+VmaId FindVma(uintptr_t addr) {
+  VmaId id;
+  FILE* f = std::fopen("/proc/self/maps", "re");
+  if (f == nullptr) return id;
+  char line[512];
+  while (std::fgets(line, sizeof(line), f) != nullptr) {
+    unsigned long start = 0, end = 0, offset = 0, inode = 0;
+    unsigned int dev_major = 0, dev_minor = 0;
+    char perms[8] = {};
+    if (std::sscanf(line, "%lx-%lx %7s %lx %x:%x %lu", &start, &end, perms, &offset, &dev_major,
+                    &dev_minor, &inode) != 7) {
+      continue;
+    }
+    if (addr >= start && addr < end) {
+      id = VmaId{start, end, offset, inode, (static_cast<uint64_t>(dev_major) << 32) | dev_minor,
+                 true};
+      break;
+    }
+  }
+  std::fclose(f);
+  return id;
 }
 
 }  // namespace
@@ -103,6 +140,17 @@ struct DeviceMemory::Impl {
     }
   }
 
+  // A freed range we reserved stays freed. A range the caller mapped and unregistered is freed
+  // while unmapped or still under the caller's same mapping; a different mapping there now is
+  // someone else's memory (e.g. a host malloc placed in the hole), never a false fault.
+  static bool StillFreed(uintptr_t base, const FreedAlloc& f, uintptr_t p, uintptr_t end) {
+    if (f.map_len > 0) return true;
+    const uintptr_t lo = std::max(p, base);
+    const uintptr_t hi = std::min(end, EndOf(base, f.size));
+    if (!RangeMapped(lo, hi)) return true;
+    return f.vma.valid && FindVma(lo) == f.vma;
+  }
+
   AddrCheck CheckLocked(const void* ptr, size_t size) const {
     AddrCheck check;
     const uintptr_t p = reinterpret_cast<uintptr_t>(ptr);
@@ -127,8 +175,7 @@ struct DeviceMemory::Impl {
     if (ft != freed.begin()) {
       --ft;
       const FreedAlloc& f = ft->second;
-      if (EndOf(ft->first, std::max(f.size, f.map_len)) > p &&
-          (f.map_len > 0 || !RangeMapped(std::max(p, ft->first), std::min(end, EndOf(ft->first, f.size))))) {
+      if (EndOf(ft->first, std::max(f.size, f.map_len)) > p && StillFreed(ft->first, f, p, end)) {
         check.state = AddrState::kFreed;
         check.device = f.device;
         check.alloc_base = ft->first;
@@ -268,7 +315,7 @@ aclError DeviceMemory::Free(void* ptr) {
                  -1, 0);
   size_t reserved = r == MAP_FAILED ? 0 : a.map_len;
   if (r == MAP_FAILED) munmap(ptr, a.map_len);
-  m.AddFreed(p, FreedAlloc{a.size, reserved, a.device, std::move(a.purpose), 0});
+  m.AddFreed(p, FreedAlloc{a.size, reserved, a.device, std::move(a.purpose), 0, VmaId{}});
   return ACL_SUCCESS;
 }
 
@@ -323,7 +370,8 @@ aclError DeviceMemory::Unregister(void* ptr) {
   m.live.erase(it);
   m.used[a.device] -= a.size;
   // The caller unmaps it; the freed record makes in-flight copies into it fail cleanly.
-  m.AddFreed(reinterpret_cast<uintptr_t>(ptr), FreedAlloc{a.size, 0, a.device, std::move(a.purpose), 0});
+  FreedAlloc rec{a.size, 0, a.device, std::move(a.purpose), 0, FindVma(reinterpret_cast<uintptr_t>(ptr))};
+  m.AddFreed(reinterpret_cast<uintptr_t>(ptr), std::move(rec));
   return ACL_SUCCESS;
 }
 
@@ -349,7 +397,7 @@ aclError DeviceMemory::UnregisterAndUnmap(void* ptr) {
                  -1, 0);
   size_t reserved = r == MAP_FAILED ? 0 : map_len;
   if (r == MAP_FAILED) munmap(ptr, map_len);
-  m.AddFreed(base, FreedAlloc{a.size, reserved, a.device, std::move(a.purpose), 0});
+  m.AddFreed(base, FreedAlloc{a.size, reserved, a.device, std::move(a.purpose), 0, VmaId{}});
   return ACL_SUCCESS;
 }
 

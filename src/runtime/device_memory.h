@@ -58,9 +58,10 @@ class DeviceMemory {
   // Adds memory the caller mapped itself (e.g. a shared-memory CCL buffer) to the map and the
   // device budget. Unregister removes it from the budget and marks the range freed.
   aclError Register(int32_t device, void* ptr, size_t size, const std::string& purpose);
-  // The caller unmaps the range itself afterwards. Until it does, the range is still mapped and
-  // copies into it succeed; once unmapped they fault. If the address is later mapped again by
-  // someone else (host malloc), it counts as host memory, so a stale record never blocks it.
+  // The caller unmaps the range itself afterwards. Copies touching it fault from Unregister on,
+  // whether or not the caller has unmapped it yet; once a different mapping occupies the
+  // address (e.g. a later host malloc), it is host memory again, so a stale record never
+  // blocks unrelated memory.
   aclError Unregister(void* ptr);
   // Unregister for page-aligned registered memory, and the runtime takes the mapping over: the
   // range is replaced by an inaccessible reservation (the caller must NOT munmap it), so copies

@@ -189,8 +189,9 @@ TEST_F(DeviceMemoryTest, RegisterChargesBudgetAndUnregisterMarksFreed) {
   ASSERT_EQ(mem.Unregister(shm), ACL_SUCCESS);
   EXPECT_EQ(mem.UsedBytes(3), 0u);
   EXPECT_EQ(mem.Unregister(shm), ACL_ERROR_RT_MEMORY_FREE);
-  // Still mapped by the caller: ordinary memory until it is unmapped.
-  EXPECT_EQ(mem.Check(shm, 8).state, AddrState::kHost);
+  // Freed from Unregister on, even while the caller still has it mapped (comm destroyed with
+  // an op in flight), and after the caller unmapped it.
+  EXPECT_EQ(mem.Check(shm, 8).state, AddrState::kFreed);
   munmap(shm, len);
   AddrCheck c = mem.Check(static_cast<char*>(shm) + 100, 8);
   EXPECT_EQ(c.state, AddrState::kFreed);
@@ -212,20 +213,27 @@ TEST_F(DeviceMemoryTest, RegisterChargesBudgetAndUnregisterMarksFreed) {
 
 TEST_F(DeviceMemoryTest, UnregisteredAddressReusedByHostMemoryIsHost) {
   const size_t len = 64 << 10;
-  void* shm = mmap(nullptr, len, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
-  ASSERT_NE(shm, MAP_FAILED);
+  // A private reservation around the buffer keeps the test's addresses to itself.
+  char* area = static_cast<char*>(
+      mmap(nullptr, 3 * len, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0));
+  ASSERT_NE(area, MAP_FAILED);
+  void* shm = mmap(area + len, len, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS | MAP_FIXED,
+                   -1, 0);
+  ASSERT_EQ(shm, area + len);
   ASSERT_EQ(mem.Register(0, shm, len, "CCL input buffer"), ACL_SUCCESS);
   ASSERT_EQ(mem.Unregister(shm), ACL_SUCCESS);
+  EXPECT_EQ(mem.Check(shm, len).state, AddrState::kFreed);  // caller's mapping still there
   munmap(shm, len);
-  EXPECT_EQ(mem.Check(shm, len).state, AddrState::kFreed);
-  // Like a later host malloc landing on the same addresses.
-  void* host = mmap(shm, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED, -1, 0);
-  ASSERT_EQ(host, shm);
-  EXPECT_EQ(mem.Check(host, len).state, AddrState::kHost);
+  EXPECT_EQ(mem.Check(shm, len).state, AddrState::kFreed);  // hole
+  // Like a later host malloc whose new mapping covers the same addresses.
+  void* host = mmap(area, 2 * len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED,
+                    -1, 0);
+  ASSERT_EQ(host, area);
+  EXPECT_EQ(mem.Check(shm, len).state, AddrState::kHost);
   std::vector<char> src(len, 3);
   CopyFault fault;
-  EXPECT_EQ(mem.CheckedCopy(host, src.data(), len, &fault), ACL_SUCCESS);
-  munmap(host, len);
+  EXPECT_EQ(mem.CheckedCopy(shm, src.data(), len, &fault), ACL_SUCCESS);
+  munmap(area, 3 * len);
 }
 
 TEST_F(DeviceMemoryTest, UnregisterAndUnmapFaultsAtOnce) {
