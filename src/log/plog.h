@@ -6,7 +6,11 @@
 // Line: "[ERROR] HCCL(2111667,all_reduce_test):2025-10-24-11:18:29.597.044 [file.cc:908] [tid]msg"
 // Each record is written with one write(2) under a mutex, so a line is whole even if the process
 // is killed right after. Files rotate by size (VIGIL_LOG_FILE_SIZE). Cheap when a level is off:
-// the macros test Enabled() before formatting anything.
+// the macros test Enabled() before formatting anything (a relaxed atomic load).
+// A child of fork() writes to its own files (its own pid in the name and the lines); the writer
+// holds its mutex across fork(), so never log from inside a pthread_atfork prepare handler.
+// Directories are created on the first line of each channel; if the root cannot be written,
+// lines are dropped (no error to the caller).
 #pragma once
 
 #include <fmt/format.h>
