@@ -48,7 +48,7 @@ int Run(const DiagnoseArgs& a) {
   }
   if (!a.json_file.empty()) {
     std::ofstream f(a.json_file);
-    f << diagnose::RenderJson(r).dump(2) << "\n";
+    f << diagnose::RenderJsonText(r) << "\n";
     if (!f) {
       std::cerr << "vigil diagnose: cannot write " << a.json_file << "\n";
       return 2;
@@ -63,7 +63,7 @@ int Run(const DiagnoseArgs& a) {
     }
   }
   if (a.json) {
-    std::cout << diagnose::RenderJson(r).dump(2) << "\n";
+    std::cout << diagnose::RenderJsonText(r) << "\n";
   } else {
     std::cout << diagnose::RenderText(r, a.verbose);
   }

@@ -53,7 +53,10 @@ struct DiagnoseResult {
 DiagnoseResult Diagnose(const DiagnoseOptions& options);
 
 std::string RenderText(const DiagnoseResult& r, bool verbose);
+// Strings copied from logs may hold invalid UTF-8: dump with error_handler_t::replace, or use
+// RenderJsonText, which does.
 nlohmann::json RenderJson(const DiagnoseResult& r);
+std::string RenderJsonText(const DiagnoseResult& r, int indent = 2);
 // A self-contained HTML page: verdict, findings with evidence, and a per-rank timeline of ops
 // and events around the failure.
 std::string RenderHtml(const DiagnoseResult& r);

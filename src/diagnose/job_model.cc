@@ -300,8 +300,8 @@ Job BuildJob(ScanResult&& scan) {
     if (!need_new) {
       const TaskFailure& cur = job.failures[it->second];
       // A second groupRank/opData line means a new failure whose base line was lost.
-      if ((ev.kind == EventKind::kTaskGroupRank && !cur.group.empty()) ||
-          (ev.kind == EventKind::kTaskOpData && cur.index >= 0 && cur.op_time != kNoTime))
+      if ((ev.kind == EventKind::kTaskGroupRank && cur.has_group_rank) ||
+          (ev.kind == EventKind::kTaskOpData && cur.has_op_data) || (ev.kind == EventKind::kTaskPara && cur.has_para))
         need_new = true;
     }
     if (need_new) {
@@ -318,6 +318,7 @@ Job BuildJob(ScanResult&& scan) {
     if (tf.engine.empty()) tf.engine = ev.engine;
     switch (ev.kind) {
       case EventKind::kTaskBase: {
+        tf.has_base = true;
         tf.stream = ev.stream;
         tf.task = ev.task;
         tf.tag = ev.tag;
@@ -329,12 +330,14 @@ Job BuildJob(ScanResult&& scan) {
         break;
       }
       case EventKind::kTaskGroupRank:
+        tf.has_group_rank = true;
         if (!ev.group.empty()) tf.group = ev.group;
         tf.rank_size = ev.rank_size;
         tf.rank = ev.rank;
         tf.peer_rank = ev.peer_rank;
         break;
       case EventKind::kTaskOpData:
+        tf.has_op_data = true;
         tf.op_time = ev.aux_time;
         tf.device = ev.device;
         tf.index = ev.index;

@@ -82,7 +82,7 @@ struct TaskFailure {
   std::string dtype, reduce;
   uint64_t src = 0, dst = 0;
   Micros op_time = kNoTime;
-  bool has_para = false;
+  bool has_base = false, has_group_rank = false, has_op_data = false, has_para = false;
   uint64_t para_src = 0, para_dst = 0, para_size = 0;
   int64_t para_remote = -1;
   std::string link_type;

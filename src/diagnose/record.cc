@@ -1,5 +1,7 @@
 #include "diagnose/record.h"
 
+#include <algorithm>
+
 namespace vigil::diagnose {
 
 const char* LevelName(Level l) {
@@ -67,6 +69,13 @@ size_t ScanStart(std::string_view s, Level* level, std::string_view* module, int
   return p + 1;
 }
 
+// Past the time stamp at s[p] (digits and - : . only, at most 27 bytes).
+size_t SkipStamp(std::string_view s, size_t p) {
+  size_t end = std::min(s.size(), p + 27);
+  while (p < end && (Digit(s[p]) || s[p] == '-' || s[p] == ':' || s[p] == '.')) ++p;
+  return p;
+}
+
 }  // namespace
 
 bool IsRecordStart(std::string_view s) {
@@ -84,7 +93,7 @@ bool ParseRecord(std::string_view s, Record* out) {
   if (out->level == Level::kScreen) {
     while (p < s.size() && s[p] == ' ') ++p;
     out->time = ParsePlogStamp(s.substr(p, 27));
-    if (out->time != kNoTime) p += 27;
+    if (out->time != kNoTime) p = SkipStamp(s, p);
     while (p < s.size() && s[p] == ' ') ++p;
     out->content = s.substr(p);
     return true;
@@ -98,7 +107,7 @@ bool ParseRecord(std::string_view s, Record* out) {
   out->pname = s.substr(p, close - p);
   p = close + 2;
   out->time = ParsePlogStamp(s.substr(p, 27));
-  if (out->time != kNoTime) p += 27;
+  if (out->time != kNoTime) p = SkipStamp(s, p);
   while (p < s.size() && s[p] == ' ') ++p;
   // [file:line]
   if (p < s.size() && s[p] == '[') {

@@ -228,6 +228,10 @@ nlohmann::json RenderJson(const DiagnoseResult& r) {
   return j;
 }
 
+std::string RenderJsonText(const DiagnoseResult& r, int indent) {
+  return RenderJson(r).dump(indent, ' ', false, nlohmann::json::error_handler_t::replace);
+}
+
 std::string RenderHtml(const DiagnoseResult& r) {
   const Job& job = r.job;
   std::string h;

@@ -783,10 +783,20 @@ void RuleSdma(Ctx* cx) {
     if (tf != nullptr && tf->count > 0) {
       uint64_t bytes = static_cast<uint64_t>(tf->count) * static_cast<uint64_t>(std::max(1, DtypeSize(tf->dtype)));
       auto inside = [&](uint64_t a, uint64_t base) { return base != 0 && a >= base && a < base + bytes; };
-      for (uint64_t a : {ei ? ei->src : 0, ei ? ei->dst : 0, tf->para_src, tf->para_dst}) {
-        if (a == 0) continue;
-        if (inside(a, tf->src)) where = fmt::format("the send buffer at offset {} of {} bytes", a - tf->src, bytes);
-        else if (inside(a, tf->dst)) where = fmt::format("the receive buffer at offset {} of {} bytes", a - tf->dst, bytes);
+      // A copy's destination is checked against the receive buffer first, its source against
+      // the send buffer first (the two may be adjacent).
+      struct Addr {
+        uint64_t a;
+        bool is_dst;
+      };
+      for (Addr x : {Addr{ei ? ei->dst : 0, true}, Addr{ei ? ei->src : 0, false}, Addr{tf->para_dst, true},
+                     Addr{tf->para_src, false}}) {
+        if (x.a == 0) continue;
+        bool in_dst = inside(x.a, tf->dst), in_src = inside(x.a, tf->src);
+        if (in_dst && (x.is_dst || !in_src))
+          where = fmt::format("the receive buffer at offset {} of {} bytes", x.a - tf->dst, bytes);
+        else if (in_src)
+          where = fmt::format("the send buffer at offset {} of {} bytes", x.a - tf->src, bytes);
         if (!where.empty()) {
           user_buffer = true;
           break;
@@ -1223,9 +1233,13 @@ void RuleOther(Ctx* cx) {
 }  // namespace
 
 std::string DescribeRank(const RankRef& r) {
-  std::string s = r.uid.empty() ? (r.host.empty() ? std::string("?") : r.host) : r.uid;
+  std::string s = r.uid.empty() ? r.host : r.uid;
   std::vector<std::string> parts;
-  if (r.rank >= 0) parts.push_back(fmt::format("rank {}", r.rank));
+  if (s.empty()) {
+    s = r.rank >= 0 ? fmt::format("rank {}", r.rank) : std::string("?");
+  } else if (r.rank >= 0) {
+    parts.push_back(fmt::format("rank {}", r.rank));
+  }
   if (r.pid >= 0) parts.push_back(fmt::format("pid {}", r.pid));
   if (r.device >= 0 && r.uid.empty()) parts.push_back(fmt::format("device {}", r.device));
   if (parts.empty()) return s;

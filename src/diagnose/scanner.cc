@@ -431,7 +431,8 @@ std::string ReadLineAt(const std::string& path, uint64_t offset, size_t max_len)
       break;
     }
   }
-  return Printable(Trim(v), max_len);
+  while (!v.empty() && (v.back() == ' ' || v.back() == '\t')) v.remove_suffix(1);
+  return Printable(v, max_len);
 }
 
 }  // namespace vigil::diagnose

@@ -1,0 +1,28 @@
+# Exit codes and outputs of the diagnose command: 0 when analysis is done (faults or not),
+# 2 for usage errors.
+function(run expect_rc)
+  execute_process(COMMAND ${TOOL} ${ARGN} RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err
+                  TIMEOUT 60)
+  if(NOT rc EQUAL expect_rc)
+    message(FATAL_ERROR "${TOOL} ${ARGN}: exit ${rc}, expected ${expect_rc}\n${out}\n${err}")
+  endif()
+  set(LAST_OUT "${out}" PARENT_SCOPE)
+endfunction()
+
+run(0 ${FIXTURES}/mismatch)
+string(FIND "${LAST_OUT}" "VERDICT" pos)
+if(pos EQUAL -1)
+  message(FATAL_ERROR "no VERDICT in text output:\n${LAST_OUT}")
+endif()
+run(0 --json ${FIXTURES}/lost)
+string(FIND "${LAST_OUT}" "\"schema\": \"vigil.diagnose/1\"" pos)
+if(pos EQUAL -1)
+  message(FATAL_ERROR "no schema in JSON output:\n${LAST_OUT}")
+endif()
+run(0 ${FIXTURES}/cqe --html ${OUT}/cqe_report.html --json-file ${OUT}/cqe_report.json)
+if(NOT EXISTS ${OUT}/cqe_report.html OR NOT EXISTS ${OUT}/cqe_report.json)
+  message(FATAL_ERROR "--html / --json-file not written")
+endif()
+run(2 ${OUT}/no/such/folder)
+run(2)
+run(2 --no-such-flag ${FIXTURES}/lost)

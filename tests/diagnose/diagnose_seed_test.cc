@@ -1,0 +1,214 @@
+// The seed documents' examples, rebuilt into per-rank plog folders (fixtures/, see
+// make_fixtures.py), must give the seed's conclusions.
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "diagnose/diagnose.h"
+
+namespace vigil::diagnose {
+namespace {
+
+DiagnoseResult RunCase(const std::string& name) {
+  DiagnoseOptions o;
+  o.inputs = {std::string(VIGIL_DIAG_FIXTURES) + "/" + name};
+  o.threads = 2;
+  return Diagnose(o);
+}
+
+const Finding* Find(const DiagnoseResult& r, const std::string& fault) {
+  for (const Finding& f : r.findings)
+    if (f.fault == fault) return &f;
+  return nullptr;
+}
+
+bool HasRank(const Finding& f, int64_t rank) {
+  for (const RankRef& r : f.ranks)
+    if (r.rank == rank) return true;
+  return false;
+}
+
+std::string Dump(const DiagnoseResult& r) { return RenderText(r, true); }
+
+TEST(DiagnoseSeed, HeartbeatLostNamesCrimer) {
+  auto r = RunCase("lost");
+  ASSERT_FALSE(r.findings.empty()) << Dump(r);
+  const Finding& v = r.findings.front();
+  EXPECT_EQ(v.fault, "heartbeat_lost") << Dump(r);
+  EXPECT_EQ(v.confidence, "high");
+  ASSERT_FALSE(v.ranks.empty());
+  EXPECT_EQ(v.ranks[0].uid, "127.10.0.1/1");
+  EXPECT_EQ(v.ranks[0].pid, 835694);  // the crimer's own run log names it rank 1 / device 1
+  EXPECT_EQ(v.ranks[0].rank, 1);
+  EXPECT_EQ(FormatTime(v.time), "2025-10-23-17:25:58.000.000");  // Arrival Time
+  EXPECT_NE(v.summary.find("127.10.0.1/2"), std::string::npos) << v.summary;  // discoverer
+}
+
+TEST(DiagnoseSeed, StuckNamesRank) {
+  auto r = RunCase("stuck");
+  ASSERT_FALSE(r.findings.empty());
+  EXPECT_EQ(r.findings.front().fault, "process_stuck") << Dump(r);
+  EXPECT_EQ(r.findings.front().ranks[0].uid, "127.10.0.1/1");
+}
+
+TEST(DiagnoseSeed, MutualLostIsNetwork) {
+  auto r = RunCase("mutual_lost");
+  ASSERT_FALSE(r.findings.empty());
+  const Finding& v = r.findings.front();
+  EXPECT_EQ(v.fault, "network") << Dump(r);
+  ASSERT_EQ(v.ranks.size(), 2u);
+}
+
+TEST(DiagnoseSeed, AllReduceVsAllGatherAtIndex21) {
+  auto r = RunCase("mismatch");
+  ASSERT_FALSE(r.findings.empty());
+  const Finding& v = r.findings.front();
+  EXPECT_EQ(v.fault, "op_mismatch") << Dump(r);
+  EXPECT_EQ(v.confidence, "high");
+  ASSERT_EQ(v.ranks.size(), 1u) << Dump(r);
+  EXPECT_EQ(v.ranks[0].rank, 1);
+  EXPECT_EQ(v.ranks[0].pid, 2111666);
+  EXPECT_NE(v.title.find("index 21"), std::string::npos) << v.title;
+  EXPECT_NE(v.title.find("rank 1 called AllGather"), std::string::npos) << v.title;
+  // All four ranks are found through their init Entry lines.
+  ASSERT_EQ(r.job.comms.size(), 1u);
+  EXPECT_EQ(r.job.comms[0].rank_size, 4);
+  EXPECT_EQ(r.job.comms[0].members.size(), 4u);
+  for (const Member& m : r.job.comms[0].members) EXPECT_TRUE(m.has_init);
+}
+
+TEST(DiagnoseSeed, ErrorGapExceedsExecTimeout) {
+  auto r = RunCase("timeout_gap");
+  EXPECT_EQ(r.job.exec_timeout_s, 300);
+  EXPECT_TRUE(r.job.exec_timeout_from_log);
+  ASSERT_FALSE(r.findings.empty());
+  const Finding& v = r.findings.front();
+  EXPECT_EQ(v.fault, "late_rank") << Dump(r);
+  EXPECT_TRUE(HasRank(v, 1));
+  EXPECT_FALSE(HasRank(v, 0));
+  // 22:08:58.890 - 22:03:14.946: the seed's "5 min 40 s" (5 min 44 s exactly) against 300 s.
+  EXPECT_NE(v.title.find("5 min 43 s"), std::string::npos) << v.title;
+  EXPECT_NE(v.title.find("HCCL_EXEC_TIMEOUT 300 s"), std::string::npos) << v.title;
+  bool gap_fact = false;
+  for (const auto& [k, val] : v.facts)
+    if (k == "gap_seconds") gap_fact = std::stod(val) > 340 && std::stod(val) < 345;
+  EXPECT_TRUE(gap_fact);
+}
+
+TEST(DiagnoseSeed, TwoStreamsOnOneComm) {
+  auto r = RunCase("two_streams");
+  const Finding* f = Find(r, "multi_stream");
+  ASSERT_NE(f, nullptr) << Dump(r);
+  EXPECT_NE(f->title.find("streamId 2 and 7"), std::string::npos) << f->title;
+  EXPECT_EQ(f->confidence, "high");
+  EXPECT_EQ(f->evidence.size(), 2u);
+  for (const Evidence& e : f->evidence) EXPECT_NE(e.text.find("Entry-HcclAllReduce"), std::string::npos) << e.text;
+  // The glued records are two op entries, not one.
+  EXPECT_EQ(r.job.stats.op_entries, 2u);
+}
+
+TEST(DiagnoseSeed, SdmaDestroyBeforeSync) {
+  auto r = RunCase("sdma_destroy");
+  ASSERT_FALSE(r.findings.empty());
+  const Finding& v = r.findings.front();
+  EXPECT_EQ(v.fault, "destroy_before_sync") << Dump(r);
+  EXPECT_EQ(v.ranks[0].pid, 57096);
+  EXPECT_NE(v.evidence.front().text.find("Entry-HcclCommDestroy"), std::string::npos);
+}
+
+TEST(DiagnoseSeed, SdmaUserBufferTooSmall) {
+  auto r = RunCase("sdma_buffer");
+  ASSERT_FALSE(r.findings.empty());
+  const Finding& v = r.findings.front();
+  EXPECT_EQ(v.fault, "buffer_too_small") << Dump(r);
+  EXPECT_EQ(v.confidence, "high");
+  EXPECT_NE(v.summary.find("receive buffer"), std::string::npos) << v.summary;
+  EXPECT_EQ(v.ranks[0].pid, 3480365);
+}
+
+TEST(DiagnoseSeed, CqeBothEndpointsPeerExitedFirst) {
+  auto r = RunCase("cqe");
+  const Finding* f = Find(r, "error_cqe");
+  ASSERT_NE(f, nullptr) << Dump(r);
+  ASSERT_EQ(f->ranks.size(), 2u);
+  EXPECT_EQ(f->ranks[0].pid, 2040034);
+  EXPECT_EQ(f->ranks[0].host, "127.10.0.1");
+  EXPECT_EQ(f->ranks[1].pid, 2041000);  // found through the rank table's device IP
+  EXPECT_NE(f->title.find("127.11.0.1"), std::string::npos);
+  EXPECT_NE(f->title.find("127.11.0.2"), std::string::npos);
+  bool exited = false;
+  for (const auto& [k, v] : f->facts)
+    if (k == "peer_exited_first") exited = v == "true";
+  EXPECT_TRUE(exited) << f->summary;
+}
+
+TEST(DiagnoseSeed, CqeScreenLineEndpointsNetworkFirst) {
+  auto r = RunCase("cqe_screen");
+  ASSERT_FALSE(r.findings.empty());
+  const Finding& v = r.findings.front();
+  EXPECT_EQ(v.fault, "error_cqe") << Dump(r);
+  EXPECT_NE(v.title.find("server 127.0.0.1 device 0 (device IP 127.10.0.1)"), std::string::npos) << v.title;
+  EXPECT_NE(v.title.find("server 127.0.0.2 device 1 (device IP 127.10.0.2)"), std::string::npos) << v.title;
+  EXPECT_NE(v.advice.find("network"), std::string::npos);
+}
+
+TEST(DiagnoseSeed, Ei0011AdvisesQpsPerConnection) {
+  auto r = RunCase("ei0011");
+  ASSERT_FALSE(r.findings.empty());
+  const Finding& v = r.findings.front();
+  EXPECT_EQ(v.fault, "qp_memory") << Dump(r);
+  EXPECT_EQ(v.code, "EI0011");
+  EXPECT_NE(v.summary.find("HCCL_RDMA_QPS_PER_CONNECTION = 32"), std::string::npos) << v.summary;
+  EXPECT_NE(v.advice.find("Lower HCCL_RDMA_QPS_PER_CONNECTION"), std::string::npos);
+}
+
+TEST(DiagnoseSeed, BufferOomAdvisesBuffsize) {
+  auto r = RunCase("buffer_oom");
+  ASSERT_FALSE(r.findings.empty());
+  const Finding& v = r.findings.front();
+  EXPECT_EQ(v.fault, "buffer_oom") << Dump(r);
+  EXPECT_NE(v.summary.find("4096 MB"), std::string::npos) << v.summary;  // 2 x 2048
+  EXPECT_NE(v.advice.find("Lower HCCL_BUFFSIZE"), std::string::npos);
+  EXPECT_EQ(Find(r, "qp_memory"), nullptr);
+}
+
+TEST(DiagnoseSeed, LinkTimeoutNamesMissingRank) {
+  auto r = RunCase("link_timeout");
+  ASSERT_FALSE(r.findings.empty());
+  const Finding& v = r.findings.front();
+  EXPECT_EQ(v.fault, "link_timeout") << Dump(r);
+  EXPECT_NE(v.title.find("rank(s) 3 never connected"), std::string::npos) << v.title;
+}
+
+TEST(DiagnoseSeed, PortInUse) {
+  auto r = RunCase("port_in_use");
+  ASSERT_FALSE(r.findings.empty());
+  EXPECT_EQ(r.findings.front().fault, "port_in_use") << Dump(r);
+  EXPECT_NE(r.findings.front().title.find("60000"), std::string::npos);
+}
+
+TEST(DiagnoseSeed, ParameterMismatch) {
+  auto r = RunCase("param_mismatch");
+  ASSERT_FALSE(r.findings.empty());
+  const Finding& v = r.findings.front();
+  EXPECT_EQ(v.fault, "param_mismatch") << Dump(r);
+  EXPECT_NE(v.title.find("cclbufferSize"), std::string::npos) << v.title;
+  EXPECT_NE(v.title.find("209715200"), std::string::npos);
+}
+
+TEST(DiagnoseSeed, JsonAndHtmlRender) {
+  auto r = RunCase("mismatch");
+  nlohmann::json j = RenderJson(r);
+  EXPECT_EQ(j["schema"], "vigil.diagnose/1");
+  EXPECT_EQ(j["verdict"]["fault"], "op_mismatch");
+  EXPECT_EQ(j["verdict"]["ranks"][0]["rank"], 1);
+  EXPECT_FALSE(j["verdict"]["evidence"].empty());
+  EXPECT_GT(j["verdict"]["evidence"][0]["line"].get<int>(), 0);
+  std::string html = RenderHtml(r);
+  EXPECT_NE(html.find("data-fault=\"op_mismatch\""), std::string::npos);
+  EXPECT_NE(html.find("<svg id=\"timeline\""), std::string::npos);
+  EXPECT_EQ(html.find("<script"), std::string::npos);  // self-contained, static
+}
+
+}  // namespace
+}  // namespace vigil::diagnose
