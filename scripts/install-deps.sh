@@ -1,0 +1,17 @@
+#!/usr/bin/env bash
+# Installs what Vigil needs to build and test, from Debian 12's packages only.
+set -euo pipefail
+SUDO=""
+if [ "$(id -u)" -ne 0 ]; then SUDO="sudo"; fi
+PKGS=(build-essential cmake pkg-config git
+      libfmt-dev nlohmann-json3-dev libcli11-dev
+      libgtest-dev libgmock-dev googletest libbenchmark-dev
+      iproute2 procps python3)
+missing=()
+for p in "${PKGS[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if [ "${#missing[@]}" -gt 0 ]; then
+  $SUDO apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}"
+fi

@@ -1,1 +1,0 @@
-// Placeholder: the hccl C API lands here.

@@ -1,0 +1,108 @@
+#include "api/hccl_api_util.h"
+
+#include <mutex>
+#include <unordered_map>
+
+#include "common/env_config.h"
+#include "dfx/task_exception.h"
+#include "log/plog.h"
+
+namespace vigil::api {
+
+namespace {
+
+struct CommHandle {
+  std::shared_ptr<comm::Communicator> comm;
+};
+
+std::mutex g_handles_mu;
+std::unordered_map<const void*, CommHandle*>& Handles() {
+  static auto* handles = new std::unordered_map<const void*, CommHandle*>();
+  return *handles;
+}
+
+}  // namespace
+
+HcclResult EnsureProcessReady(std::string_view api) {
+  static std::once_flag once;
+  std::call_once(once, [] {
+    log::EchoEnvOnce();
+    dfx::InstallTaskExceptionHandler();
+  });
+  if (!EnvLoadError().empty()) {
+    static std::once_flag screen_once;
+    std::call_once(screen_once, [] { log::ScreenError("EI0001", {EnvLoadError()}); });
+    HCCL_ERROR("[InitGroupStage][EnvConfig][{}]{}, return HCCL_E_PARA", api, EnvLoadError());
+    return HCCL_E_PARA;
+  }
+  return HCCL_SUCCESS;
+}
+
+HcclComm RegisterComm(std::shared_ptr<comm::Communicator> comm) {
+  auto* handle = new CommHandle{std::move(comm)};
+  std::lock_guard<std::mutex> lock(g_handles_mu);
+  Handles()[handle] = handle;
+  return handle;
+}
+
+std::shared_ptr<comm::Communicator> LookupComm(HcclComm handle) {
+  if (handle == nullptr) return nullptr;
+  std::lock_guard<std::mutex> lock(g_handles_mu);
+  auto it = Handles().find(handle);
+  return it == Handles().end() ? nullptr : it->second->comm;
+}
+
+std::shared_ptr<comm::Communicator> UnregisterComm(HcclComm handle) {
+  if (handle == nullptr) return nullptr;
+  CommHandle* owned = nullptr;
+  {
+    std::lock_guard<std::mutex> lock(g_handles_mu);
+    auto it = Handles().find(handle);
+    if (it == Handles().end()) return nullptr;
+    owned = it->second;
+    Handles().erase(it);
+  }
+  std::shared_ptr<comm::Communicator> comm = std::move(owned->comm);
+  delete owned;
+  return comm;
+}
+
+const char* ResultName(HcclResult code) {
+  switch (code) {
+    case HCCL_SUCCESS: return "HCCL_SUCCESS";
+    case HCCL_E_PARA: return "HCCL_E_PARA";
+    case HCCL_E_PTR: return "HCCL_E_PTR";
+    case HCCL_E_MEMORY: return "HCCL_E_MEMORY";
+    case HCCL_E_INTERNAL: return "HCCL_E_INTERNAL";
+    case HCCL_E_NOT_SUPPORT: return "HCCL_E_NOT_SUPPORT";
+    case HCCL_E_NOT_FOUND: return "HCCL_E_NOT_FOUND";
+    case HCCL_E_UNAVAIL: return "HCCL_E_UNAVAIL";
+    case HCCL_E_SYSCALL: return "HCCL_E_SYSCALL";
+    case HCCL_E_TIMEOUT: return "HCCL_E_TIMEOUT";
+    case HCCL_E_OPEN_FILE_FAILURE: return "HCCL_E_OPEN_FILE_FAILURE";
+    case HCCL_E_TCP_CONNECT: return "HCCL_E_TCP_CONNECT";
+    case HCCL_E_ROCE_CONNECT: return "HCCL_E_ROCE_CONNECT";
+    case HCCL_E_TCP_TRANSFER: return "HCCL_E_TCP_TRANSFER";
+    case HCCL_E_ROCE_TRANSFER: return "HCCL_E_ROCE_TRANSFER";
+    case HCCL_E_RUNTIME: return "HCCL_E_RUNTIME";
+    case HCCL_E_DRV: return "HCCL_E_DRV";
+    case HCCL_E_PROFILING: return "HCCL_E_PROFILING";
+    case HCCL_E_CCE: return "HCCL_E_CCE";
+    case HCCL_E_NETWORK: return "HCCL_E_NETWORK";
+    case HCCL_E_AGAIN: return "HCCL_E_AGAIN";
+    case HCCL_E_REMOTE: return "HCCL_E_REMOTE";
+    case HCCL_E_SUSPENDING: return "HCCL_E_SUSPENDING";
+    case HCCL_E_OPRETRY_FAIL: return "HCCL_E_OPRETRY_FAIL";
+    case HCCL_E_OOM: return "HCCL_E_OOM";
+    default: return "HCCL_E_RESERVED";
+  }
+}
+
+HcclResult ArgError(std::string_view api, HcclResult code, const std::string& what) {
+  const unsigned long long err_no = (5ull << 24) | static_cast<unsigned long long>(code);
+  HCCL_ERROR("[InvalidArgument][{}]errNo[0x{:016x}] {}, return {}", api, err_no, what,
+             ResultName(code));
+  return code;
+}
+
+}  // namespace vigil::api

@@ -1,0 +1,490 @@
+// Collective and point-to-point calls of hccl/hccl.h: argument checks, then the op is handed to
+// the communicator, which queues it on the stream. Every bad argument returns its HCCL code with
+// exactly one ERROR line naming it; nothing is queued then.
+#include <limits>
+#include <numeric>
+
+#include "api/hccl_api_util.h"
+#include "common/dtype.h"
+#include "log/plog.h"
+
+using vigil::api::ArgError;
+using vigil::comm::OpDesc;
+using vigil::comm::OpType;
+
+namespace {
+
+// Largest byte count one op may name: keeps every size computation inside uint64_t.
+constexpr uint64_t kMaxBytes = 1ull << 48;
+
+struct Checked {
+  std::shared_ptr<vigil::comm::Communicator> comm;
+  vigil::rt::Stream* stream = nullptr;
+};
+
+class OpChecker {
+ public:
+  explicit OpChecker(const char* api) : api_(api) {}
+
+  HcclResult Common(HcclComm comm, aclrtStream stream, Checked* out) {
+    if (HcclResult rc = vigil::api::EnsureProcessReady(api_); rc != HCCL_SUCCESS) return rc;
+    out->comm = vigil::api::LookupComm(comm);
+    if (!out->comm) return ArgError(api_, HCCL_E_PARA, "comm is null, destroyed or unknown");
+    if (stream == nullptr) return ArgError(api_, HCCL_E_PARA, "stream is nullptr");
+    out->stream = vigil::rt::StreamFromHandle(stream);
+    if (out->stream == nullptr) {
+      return ArgError(api_, HCCL_E_PARA, "stream is unknown or destroyed");
+    }
+    return HCCL_SUCCESS;
+  }
+
+  HcclResult Type(HcclDataType type, const char* name = "dataType") {
+    if (!vigil::IsSupportedDataType(type)) {
+      return ArgError(api_, HCCL_E_PARA,
+                      fmt::format("{}[{}] is not supported", name, static_cast<int>(type)));
+    }
+    return HCCL_SUCCESS;
+  }
+
+  HcclResult Reduce(HcclReduceOp op, HcclDataType type) {
+    if (!vigil::IsSupportedReduceOp(op)) {
+      return ArgError(api_, HCCL_E_PARA, fmt::format("op[{}] is not supported", static_cast<int>(op)));
+    }
+    (void)type;
+    return HCCL_SUCCESS;
+  }
+
+  HcclResult Ptr(const void* p, const char* name, bool needed) {
+    if (needed && p == nullptr) {
+      return ArgError(api_, HCCL_E_PTR, fmt::format("ptr [{}] is nullptr", name));
+    }
+    return HCCL_SUCCESS;
+  }
+
+  // count * elem_size * multiplier must stay within kMaxBytes.
+  HcclResult Count(uint64_t count, HcclDataType type, uint64_t multiplier, const char* name) {
+    const uint64_t sz = vigil::DataTypeSize(type);
+    if (sz == 0) return HCCL_SUCCESS;
+    if (count > kMaxBytes / sz / std::max<uint64_t>(multiplier, 1)) {
+      return ArgError(api_, HCCL_E_PARA,
+                      fmt::format("{}[{}] is too large: {} x {} bytes x {} overflows the {}-byte "
+                                  "limit",
+                                  name, count, count, sz, multiplier, kMaxBytes));
+    }
+    return HCCL_SUCCESS;
+  }
+
+  HcclResult Root(uint32_t root, uint32_t nranks, const char* name = "root") {
+    if (root >= nranks) {
+      return ArgError(api_, HCCL_E_PARA,
+                      fmt::format("{}[{}] is invalid: expected < rankSize[{}]", name, root, nranks));
+    }
+    return HCCL_SUCCESS;
+  }
+
+  HcclResult Enqueue(const Checked& c, OpDesc op, HcclComm handle) {
+    HcclResult rc = c.comm->Enqueue(std::move(op), c.stream, handle);
+    if (rc != HCCL_SUCCESS) return ArgError(api_, rc, "communicator was destroyed");
+    return HCCL_SUCCESS;
+  }
+
+  const char* api() const { return api_; }
+
+ private:
+  const char* api_;
+};
+
+#define VIGIL_CHECK(expr)                        \
+  do {                                           \
+    HcclResult vigil_rc_ = (expr);               \
+    if (vigil_rc_ != HCCL_SUCCESS) return vigil_rc_; \
+  } while (0)
+
+// Reads a per-rank uint64 array and checks the total stays in range.
+HcclResult ReadCounts(OpChecker& ck, const void* arr, uint32_t n, const char* name,
+                      HcclDataType type, std::vector<uint64_t>* out) {
+  VIGIL_CHECK(ck.Ptr(arr, name, true));
+  const auto* p = static_cast<const uint64_t*>(arr);
+  out->assign(p, p + n);
+  for (uint32_t i = 0; i < n; ++i) {
+    VIGIL_CHECK(ck.Count((*out)[i], type, n, name));
+  }
+  return HCCL_SUCCESS;
+}
+
+std::vector<uint64_t> PrefixDispls(const std::vector<uint64_t>& counts) {
+  std::vector<uint64_t> displs(counts.size(), 0);
+  for (size_t i = 1; i < counts.size(); ++i) displs[i] = displs[i - 1] + counts[i - 1];
+  return displs;
+}
+
+}  // namespace
+
+extern "C" {
+
+HcclResult HcclAllReduce(void* sendBuf, void* recvBuf, uint64_t count, HcclDataType dataType,
+                         HcclReduceOp op, HcclComm comm, aclrtStream stream) {
+  OpChecker ck("HcclAllReduce");
+  Checked c;
+  VIGIL_CHECK(ck.Common(comm, stream, &c));
+  VIGIL_CHECK(ck.Type(dataType));
+  VIGIL_CHECK(ck.Reduce(op, dataType));
+  VIGIL_CHECK(ck.Count(count, dataType, 1, "count"));
+  if (count == 0) return HCCL_SUCCESS;
+  VIGIL_CHECK(ck.Ptr(sendBuf, "sendBuf", true));
+  VIGIL_CHECK(ck.Ptr(recvBuf, "recvBuf", true));
+  OpDesc d;
+  d.type = OpType::kAllReduce;
+  d.send = sendBuf;
+  d.recv = recvBuf;
+  d.count = count;
+  d.dtype = dataType;
+  d.reduce = op;
+  return ck.Enqueue(c, std::move(d), comm);
+}
+
+HcclResult HcclBroadcast(void* buf, uint64_t count, HcclDataType dataType, uint32_t root,
+                         HcclComm comm, aclrtStream stream) {
+  OpChecker ck("HcclBroadcast");
+  Checked c;
+  VIGIL_CHECK(ck.Common(comm, stream, &c));
+  VIGIL_CHECK(ck.Type(dataType));
+  VIGIL_CHECK(ck.Root(root, c.comm->size()));
+  VIGIL_CHECK(ck.Count(count, dataType, 1, "count"));
+  if (count == 0) return HCCL_SUCCESS;
+  VIGIL_CHECK(ck.Ptr(buf, "buf", true));
+  OpDesc d;
+  d.type = OpType::kBroadcast;
+  d.send = buf;
+  d.recv = buf;
+  d.count = count;
+  d.dtype = dataType;
+  d.root = root;
+  return ck.Enqueue(c, std::move(d), comm);
+}
+
+HcclResult HcclAllGather(void* sendBuf, void* recvBuf, uint64_t sendCount, HcclDataType dataType,
+                         HcclComm comm, aclrtStream stream) {
+  OpChecker ck("HcclAllGather");
+  Checked c;
+  VIGIL_CHECK(ck.Common(comm, stream, &c));
+  VIGIL_CHECK(ck.Type(dataType));
+  VIGIL_CHECK(ck.Count(sendCount, dataType, c.comm->size(), "sendCount"));
+  if (sendCount == 0) return HCCL_SUCCESS;
+  VIGIL_CHECK(ck.Ptr(sendBuf, "sendBuf", true));
+  VIGIL_CHECK(ck.Ptr(recvBuf, "recvBuf", true));
+  OpDesc d;
+  d.type = OpType::kAllGather;
+  d.send = sendBuf;
+  d.recv = recvBuf;
+  d.count = sendCount;
+  d.dtype = dataType;
+  return ck.Enqueue(c, std::move(d), comm);
+}
+
+HcclResult HcclReduceScatter(void* sendBuf, void* recvBuf, uint64_t recvCount,
+                             HcclDataType dataType, HcclReduceOp op, HcclComm comm,
+                             aclrtStream stream) {
+  OpChecker ck("HcclReduceScatter");
+  Checked c;
+  VIGIL_CHECK(ck.Common(comm, stream, &c));
+  VIGIL_CHECK(ck.Type(dataType));
+  VIGIL_CHECK(ck.Reduce(op, dataType));
+  VIGIL_CHECK(ck.Count(recvCount, dataType, c.comm->size(), "recvCount"));
+  if (recvCount == 0) return HCCL_SUCCESS;
+  VIGIL_CHECK(ck.Ptr(sendBuf, "sendBuf", true));
+  VIGIL_CHECK(ck.Ptr(recvBuf, "recvBuf", true));
+  OpDesc d;
+  d.type = OpType::kReduceScatter;
+  d.send = sendBuf;
+  d.recv = recvBuf;
+  d.count = recvCount;
+  d.dtype = dataType;
+  d.reduce = op;
+  return ck.Enqueue(c, std::move(d), comm);
+}
+
+HcclResult HcclReduce(void* sendBuf, void* recvBuf, uint64_t count, HcclDataType dataType,
+                      HcclReduceOp op, uint32_t root, HcclComm comm, aclrtStream stream) {
+  OpChecker ck("HcclReduce");
+  Checked c;
+  VIGIL_CHECK(ck.Common(comm, stream, &c));
+  VIGIL_CHECK(ck.Type(dataType));
+  VIGIL_CHECK(ck.Reduce(op, dataType));
+  VIGIL_CHECK(ck.Root(root, c.comm->size()));
+  VIGIL_CHECK(ck.Count(count, dataType, 1, "count"));
+  if (count == 0) return HCCL_SUCCESS;
+  VIGIL_CHECK(ck.Ptr(sendBuf, "sendBuf", true));
+  VIGIL_CHECK(ck.Ptr(recvBuf, "recvBuf", c.comm->rank() == root));
+  OpDesc d;
+  d.type = OpType::kReduce;
+  d.send = sendBuf;
+  d.recv = recvBuf;
+  d.count = count;
+  d.dtype = dataType;
+  d.reduce = op;
+  d.root = root;
+  return ck.Enqueue(c, std::move(d), comm);
+}
+
+HcclResult HcclScatter(void* sendBuf, void* recvBuf, uint64_t recvCount, HcclDataType dataType,
+                       uint32_t root, HcclComm comm, aclrtStream stream) {
+  OpChecker ck("HcclScatter");
+  Checked c;
+  VIGIL_CHECK(ck.Common(comm, stream, &c));
+  VIGIL_CHECK(ck.Type(dataType));
+  VIGIL_CHECK(ck.Root(root, c.comm->size()));
+  VIGIL_CHECK(ck.Count(recvCount, dataType, c.comm->size(), "recvCount"));
+  if (recvCount == 0) return HCCL_SUCCESS;
+  VIGIL_CHECK(ck.Ptr(sendBuf, "sendBuf", c.comm->rank() == root));
+  VIGIL_CHECK(ck.Ptr(recvBuf, "recvBuf", true));
+  OpDesc d;
+  d.type = OpType::kScatter;
+  d.send = sendBuf;
+  d.recv = recvBuf;
+  d.count = recvCount;
+  d.dtype = dataType;
+  d.root = root;
+  return ck.Enqueue(c, std::move(d), comm);
+}
+
+HcclResult HcclAllGatherV(void* sendBuf, uint64_t sendCount, void* recvBuf,
+                          const void* recvCounts, const void* recvDispls, HcclDataType dataType,
+                          HcclComm comm, aclrtStream stream) {
+  OpChecker ck("HcclAllGatherV");
+  Checked c;
+  VIGIL_CHECK(ck.Common(comm, stream, &c));
+  VIGIL_CHECK(ck.Type(dataType));
+  const uint32_t n = c.comm->size();
+  OpDesc d;
+  VIGIL_CHECK(ReadCounts(ck, recvCounts, n, "recvCounts", dataType, &d.recv_counts));
+  VIGIL_CHECK(ReadCounts(ck, recvDispls, n, "recvDispls", dataType, &d.recv_displs));
+  VIGIL_CHECK(ck.Count(sendCount, dataType, 1, "sendCount"));
+  if (d.recv_counts[c.comm->rank()] != sendCount) {
+    return ArgError(ck.api(), HCCL_E_PARA,
+                    fmt::format("sendCount[{}] differs from recvCounts[{}]={}", sendCount,
+                                c.comm->rank(), d.recv_counts[c.comm->rank()]));
+  }
+  const uint64_t total = std::accumulate(d.recv_counts.begin(), d.recv_counts.end(), uint64_t{0});
+  VIGIL_CHECK(ck.Ptr(sendBuf, "sendBuf", sendCount > 0));
+  VIGIL_CHECK(ck.Ptr(recvBuf, "recvBuf", total > 0));
+  d.type = OpType::kAllGatherV;
+  d.send = sendBuf;
+  d.recv = recvBuf;
+  d.count = sendCount;
+  d.dtype = dataType;
+  return ck.Enqueue(c, std::move(d), comm);
+}
+
+HcclResult HcclReduceScatterV(void* sendBuf, const void* sendCounts, const void* sendDispls,
+                              void* recvBuf, uint64_t recvCount, HcclDataType dataType,
+                              HcclReduceOp op, HcclComm comm, aclrtStream stream) {
+  OpChecker ck("HcclReduceScatterV");
+  Checked c;
+  VIGIL_CHECK(ck.Common(comm, stream, &c));
+  VIGIL_CHECK(ck.Type(dataType));
+  VIGIL_CHECK(ck.Reduce(op, dataType));
+  const uint32_t n = c.comm->size();
+  OpDesc d;
+  VIGIL_CHECK(ReadCounts(ck, sendCounts, n, "sendCounts", dataType, &d.send_counts));
+  VIGIL_CHECK(ReadCounts(ck, sendDispls, n, "sendDispls", dataType, &d.send_displs));
+  VIGIL_CHECK(ck.Count(recvCount, dataType, 1, "recvCount"));
+  if (d.send_counts[c.comm->rank()] != recvCount) {
+    return ArgError(ck.api(), HCCL_E_PARA,
+                    fmt::format("recvCount[{}] differs from sendCounts[{}]={}", recvCount,
+                                c.comm->rank(), d.send_counts[c.comm->rank()]));
+  }
+  const uint64_t total = std::accumulate(d.send_counts.begin(), d.send_counts.end(), uint64_t{0});
+  VIGIL_CHECK(ck.Ptr(sendBuf, "sendBuf", total > 0));
+  VIGIL_CHECK(ck.Ptr(recvBuf, "recvBuf", recvCount > 0));
+  d.type = OpType::kReduceScatterV;
+  d.send = sendBuf;
+  d.recv = recvBuf;
+  d.count = recvCount;
+  d.dtype = dataType;
+  d.reduce = op;
+  return ck.Enqueue(c, std::move(d), comm);
+}
+
+HcclResult HcclAlltoAll(const void* sendBuf, uint64_t sendCount, HcclDataType sendType,
+                        const void* recvBuf, uint64_t recvCount, HcclDataType recvType,
+                        HcclComm comm, aclrtStream stream) {
+  OpChecker ck("HcclAlltoAll");
+  Checked c;
+  VIGIL_CHECK(ck.Common(comm, stream, &c));
+  VIGIL_CHECK(ck.Type(sendType, "sendType"));
+  VIGIL_CHECK(ck.Type(recvType, "recvType"));
+  const uint32_t n = c.comm->size();
+  VIGIL_CHECK(ck.Count(sendCount, sendType, n, "sendCount"));
+  VIGIL_CHECK(ck.Count(recvCount, recvType, n, "recvCount"));
+  if (sendCount * vigil::DataTypeSize(sendType) != recvCount * vigil::DataTypeSize(recvType)) {
+    return ArgError(ck.api(), HCCL_E_PARA,
+                    fmt::format("sendCount[{}] x sendType size differs from recvCount[{}] x "
+                                "recvType size",
+                                sendCount, recvCount));
+  }
+  if (sendCount == 0) return HCCL_SUCCESS;
+  VIGIL_CHECK(ck.Ptr(sendBuf, "sendBuf", true));
+  VIGIL_CHECK(ck.Ptr(recvBuf, "recvBuf", true));
+  OpDesc d;
+  d.type = OpType::kAlltoAll;
+  d.send = sendBuf;
+  d.recv = const_cast<void*>(recvBuf);
+  d.count = sendCount;
+  d.dtype = sendType;
+  d.recv_dtype = recvType;
+  d.send_counts.assign(n, sendCount);
+  d.recv_counts.assign(n, recvCount);
+  d.send_displs = PrefixDispls(d.send_counts);
+  d.recv_displs = PrefixDispls(d.recv_counts);
+  return ck.Enqueue(c, std::move(d), comm);
+}
+
+HcclResult HcclAlltoAllV(const void* sendBuf, const void* sendCounts, const void* sdispls,
+                         HcclDataType sendType, const void* recvBuf, const void* recvCounts,
+                         const void* rdispls, HcclDataType recvType, HcclComm comm,
+                         aclrtStream stream) {
+  OpChecker ck("HcclAlltoAllV");
+  Checked c;
+  VIGIL_CHECK(ck.Common(comm, stream, &c));
+  VIGIL_CHECK(ck.Type(sendType, "sendType"));
+  VIGIL_CHECK(ck.Type(recvType, "recvType"));
+  const uint32_t n = c.comm->size();
+  OpDesc d;
+  VIGIL_CHECK(ReadCounts(ck, sendCounts, n, "sendCounts", sendType, &d.send_counts));
+  VIGIL_CHECK(ReadCounts(ck, sdispls, n, "sdispls", sendType, &d.send_displs));
+  VIGIL_CHECK(ReadCounts(ck, recvCounts, n, "recvCounts", recvType, &d.recv_counts));
+  VIGIL_CHECK(ReadCounts(ck, rdispls, n, "rdispls", recvType, &d.recv_displs));
+  const uint64_t sent = std::accumulate(d.send_counts.begin(), d.send_counts.end(), uint64_t{0});
+  const uint64_t recvd = std::accumulate(d.recv_counts.begin(), d.recv_counts.end(), uint64_t{0});
+  VIGIL_CHECK(ck.Ptr(sendBuf, "sendBuf", sent > 0));
+  VIGIL_CHECK(ck.Ptr(recvBuf, "recvBuf", recvd > 0));
+  d.type = OpType::kAlltoAllV;
+  d.send = sendBuf;
+  d.recv = const_cast<void*>(recvBuf);
+  d.count = sent;
+  d.dtype = sendType;
+  d.recv_dtype = recvType;
+  return ck.Enqueue(c, std::move(d), comm);
+}
+
+HcclResult HcclAlltoAllVC(const void* sendBuf, const void* sendCountMatrix, HcclDataType sendType,
+                          const void* recvBuf, HcclDataType recvType, HcclComm comm,
+                          aclrtStream stream) {
+  OpChecker ck("HcclAlltoAllVC");
+  Checked c;
+  VIGIL_CHECK(ck.Common(comm, stream, &c));
+  VIGIL_CHECK(ck.Type(sendType, "sendType"));
+  VIGIL_CHECK(ck.Type(recvType, "recvType"));
+  const uint32_t n = c.comm->size();
+  const uint32_t me = c.comm->rank();
+  std::vector<uint64_t> matrix;
+  VIGIL_CHECK(ReadCounts(ck, sendCountMatrix, n * n, "sendCountMatrix", sendType, &matrix));
+  OpDesc d;
+  // Row i: what rank i sends to each rank j (in sendType elements).
+  for (uint32_t j = 0; j < n; ++j) d.send_counts.push_back(matrix[me * n + j]);
+  const size_t ssz = vigil::DataTypeSize(sendType), rsz = vigil::DataTypeSize(recvType);
+  for (uint32_t i = 0; i < n; ++i) {
+    const uint64_t bytes = matrix[i * n + me] * ssz;
+    if (bytes % rsz != 0) {
+      return ArgError(ck.api(), HCCL_E_PARA,
+                      fmt::format("sendCountMatrix[{}][{}] bytes are not a whole number of "
+                                  "recvType elements",
+                                  i, me));
+    }
+    d.recv_counts.push_back(bytes / rsz);
+  }
+  d.send_displs = PrefixDispls(d.send_counts);
+  d.recv_displs = PrefixDispls(d.recv_counts);
+  const uint64_t sent = std::accumulate(d.send_counts.begin(), d.send_counts.end(), uint64_t{0});
+  const uint64_t recvd = std::accumulate(d.recv_counts.begin(), d.recv_counts.end(), uint64_t{0});
+  VIGIL_CHECK(ck.Ptr(sendBuf, "sendBuf", sent > 0));
+  VIGIL_CHECK(ck.Ptr(recvBuf, "recvBuf", recvd > 0));
+  d.type = OpType::kAlltoAllVC;
+  d.send = sendBuf;
+  d.recv = const_cast<void*>(recvBuf);
+  d.count = sent;
+  d.dtype = sendType;
+  d.recv_dtype = recvType;
+  return ck.Enqueue(c, std::move(d), comm);
+}
+
+HcclResult HcclBarrier(HcclComm comm, aclrtStream stream) {
+  OpChecker ck("HcclBarrier");
+  Checked c;
+  VIGIL_CHECK(ck.Common(comm, stream, &c));
+  OpDesc d;
+  d.type = OpType::kBarrier;
+  return ck.Enqueue(c, std::move(d), comm);
+}
+
+static HcclResult PointToPoint(const char* api, bool send, void* buf, uint64_t count,
+                               HcclDataType dataType, uint32_t peer, HcclComm comm,
+                               aclrtStream stream) {
+  OpChecker ck(api);
+  Checked c;
+  VIGIL_CHECK(ck.Common(comm, stream, &c));
+  VIGIL_CHECK(ck.Type(dataType));
+  VIGIL_CHECK(ck.Root(peer, c.comm->size(), send ? "destRank" : "srcRank"));
+  if (peer == c.comm->rank()) {
+    return ArgError(api, HCCL_E_PARA,
+                    fmt::format("{}[{}] is this rank itself", send ? "destRank" : "srcRank", peer));
+  }
+  VIGIL_CHECK(ck.Count(count, dataType, 1, "count"));
+  if (count == 0) return HCCL_SUCCESS;
+  VIGIL_CHECK(ck.Ptr(buf, send ? "sendBuf" : "recvBuf", true));
+  OpDesc d;
+  d.type = send ? OpType::kSend : OpType::kRecv;
+  d.send = send ? buf : nullptr;
+  d.recv = send ? nullptr : buf;
+  d.count = count;
+  d.dtype = dataType;
+  d.root = peer;
+  d.items.push_back({send, buf, count, dataType, peer});
+  return ck.Enqueue(c, std::move(d), comm);
+}
+
+HcclResult HcclSend(void* sendBuf, uint64_t count, HcclDataType dataType, uint32_t destRank,
+                    HcclComm comm, aclrtStream stream) {
+  return PointToPoint("HcclSend", true, sendBuf, count, dataType, destRank, comm, stream);
+}
+
+HcclResult HcclRecv(void* recvBuf, uint64_t count, HcclDataType dataType, uint32_t srcRank,
+                    HcclComm comm, aclrtStream stream) {
+  return PointToPoint("HcclRecv", false, recvBuf, count, dataType, srcRank, comm, stream);
+}
+
+HcclResult HcclBatchSendRecv(HcclSendRecvItem* sendRecvInfo, uint32_t itemNum, HcclComm comm,
+                             aclrtStream stream) {
+  OpChecker ck("HcclBatchSendRecv");
+  Checked c;
+  VIGIL_CHECK(ck.Common(comm, stream, &c));
+  VIGIL_CHECK(ck.Ptr(sendRecvInfo, "sendRecvInfo", itemNum > 0));
+  OpDesc d;
+  d.type = OpType::kBatchSendRecv;
+  for (uint32_t i = 0; i < itemNum; ++i) {
+    const HcclSendRecvItem& it = sendRecvInfo[i];
+    const std::string where = fmt::format("sendRecvInfo[{}]", i);
+    if (it.sendRecvType != HCCL_SEND && it.sendRecvType != HCCL_RECV) {
+      return ArgError(ck.api(), HCCL_E_PARA,
+                      fmt::format("{}.sendRecvType[{}] is invalid", where,
+                                  static_cast<int>(it.sendRecvType)));
+    }
+    VIGIL_CHECK(ck.Type(it.dataType, "dataType"));
+    VIGIL_CHECK(ck.Root(it.remoteRank, c.comm->size(), "remoteRank"));
+    if (it.remoteRank == c.comm->rank()) {
+      return ArgError(ck.api(), HCCL_E_PARA,
+                      fmt::format("{}.remoteRank[{}] is this rank itself", where, it.remoteRank));
+    }
+    VIGIL_CHECK(ck.Count(it.count, it.dataType, 1, "count"));
+    VIGIL_CHECK(ck.Ptr(it.buf, "buf", it.count > 0));
+    if (it.count == 0) continue;
+    d.items.push_back({it.sendRecvType == HCCL_SEND, it.buf, it.count, it.dataType, it.remoteRank});
+    d.count += it.count;
+  }
+  if (d.items.empty()) return HCCL_SUCCESS;
+  d.dtype = d.items.front().type;
+  return ck.Enqueue(c, std::move(d), comm);
+}
+
+}  // extern "C"

@@ -1,0 +1,501 @@
+#include "comm/communicator.h"
+
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstring>
+#include <fstream>
+
+#include "bootstrap/socket.h"
+#include "comm/op_observer.h"
+#include "common/dtype.h"
+#include "common/env_config.h"
+#include "log/plog.h"
+#include "runtime/device_memory.h"
+
+namespace vigil::comm {
+
+namespace {
+
+// Same value on every process of one machine (and boot): ranks that share it may use shm.
+std::string HostId() {
+  char name[256] = {0};
+  gethostname(name, sizeof(name) - 1);
+  std::string boot;
+  std::ifstream in("/proc/sys/kernel/random/boot_id");
+  std::getline(in, boot);
+  return std::string(name) + "/" + boot;
+}
+
+uint64_t MaxExtent(const std::vector<uint64_t>& counts, const std::vector<uint64_t>& displs) {
+  uint64_t extent = 0;
+  for (size_t i = 0; i < counts.size() && i < displs.size(); ++i) {
+    if (counts[i] > 0) extent = std::max(extent, displs[i] + counts[i]);
+  }
+  return extent;
+}
+
+struct BufferUse {
+  const void* ptr;
+  size_t bytes;
+  const char* name;
+};
+
+// The user buffers an op reads and writes on this rank, for the up-front range check.
+std::vector<BufferUse> UserBuffers(const OpDesc& op, uint32_t rank, uint32_t nranks) {
+  const size_t sz = DataTypeSize(op.dtype);
+  const size_t rsz = DataTypeSize(op.recv_dtype);
+  std::vector<BufferUse> uses;
+  auto add = [&](const void* p, uint64_t elems, size_t esz, const char* name) {
+    if (p != nullptr && elems > 0) uses.push_back({p, static_cast<size_t>(elems * esz), name});
+  };
+  switch (op.type) {
+    case OpType::kAllReduce:
+      add(op.send, op.count, sz, "input");
+      add(op.recv, op.count, sz, "output");
+      break;
+    case OpType::kBroadcast:
+      add(op.recv, op.count, sz, "buffer");
+      break;
+    case OpType::kAllGather:
+      add(op.send, op.count, sz, "input");
+      add(op.recv, op.count * nranks, sz, "output");
+      break;
+    case OpType::kReduceScatter:
+      add(op.send, op.count * nranks, sz, "input");
+      add(op.recv, op.count, sz, "output");
+      break;
+    case OpType::kReduce:
+      add(op.send, op.count, sz, "input");
+      if (rank == op.root) add(op.recv, op.count, sz, "output");
+      break;
+    case OpType::kScatter:
+      if (rank == op.root) add(op.send, op.count * nranks, sz, "input");
+      add(op.recv, op.count, sz, "output");
+      break;
+    case OpType::kAllGatherV:
+      add(op.send, op.count, sz, "input");
+      add(op.recv, MaxExtent(op.recv_counts, op.recv_displs), sz, "output");
+      break;
+    case OpType::kReduceScatterV:
+      add(op.send, MaxExtent(op.send_counts, op.send_displs), sz, "input");
+      add(op.recv, op.count, sz, "output");
+      break;
+    case OpType::kAlltoAll:
+    case OpType::kAlltoAllV:
+    case OpType::kAlltoAllVC:
+      add(op.send, MaxExtent(op.send_counts, op.send_displs), sz, "input");
+      add(op.recv, MaxExtent(op.recv_counts, op.recv_displs), rsz, "output");
+      break;
+    case OpType::kSend:
+    case OpType::kRecv:
+    case OpType::kBatchSendRecv:
+      for (const auto& item : op.items) {
+        add(item.buf, item.count, DataTypeSize(item.type), item.send ? "send" : "recv");
+      }
+      break;
+    case OpType::kBarrier:
+      break;
+  }
+  return uses;
+}
+
+aclError StreamErrorFor(OpFailure::Kind kind) {
+  switch (kind) {
+    case OpFailure::Kind::kCopyFault: return ACL_ERROR_RT_SYS_DMA;
+    case OpFailure::Kind::kTimeout: return ACL_ERROR_RT_REPORT_TIMEOUT;
+    case OpFailure::Kind::kLink: return ACL_ERROR_RT_SOCKET_CLOSE;
+    case OpFailure::Kind::kAbort: return ACL_ERROR_RT_LOST_HEARTBEAT;
+    case OpFailure::Kind::kParam: return ACL_ERROR_RT_PARAM_INVALID;
+    case OpFailure::Kind::kResource: return ACL_ERROR_RT_MEMORY_ALLOCATION;
+    case OpFailure::Kind::kOther: break;
+  }
+  return ACL_ERROR_RT_INTERNAL_ERROR;
+}
+
+std::string PtrText(const void* p) { return fmt::format("{}", fmt::ptr(p)); }
+
+}  // namespace
+
+Communicator::Communicator(const CommOptions& options) : options_(options) {}
+
+HcclResult Communicator::Create(const CommOptions& options, std::shared_ptr<Communicator>* out,
+                                InitFailure* failure) {
+  std::shared_ptr<Communicator> comm(new Communicator(options));
+  const EnvConfig& env = Env();
+
+  // The CCL buffer first: a rank that cannot have one does not join, and the others name it.
+  comm->ccl_bytes_ = static_cast<size_t>(options.buffsize_mb) * 2 * 1024 * 1024;
+  void* base = mmap(nullptr, comm->ccl_bytes_, PROT_READ | PROT_WRITE,
+                    MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+  if (base == MAP_FAILED) {
+    failure->kind = InitFailure::Kind::kBufferOom;
+    failure->detail = fmt::format("mmap of {} bytes failed: {}", comm->ccl_bytes_, strerror(errno));
+    return HCCL_E_MEMORY;
+  }
+  if (rt::DeviceMemory::Instance().Register(options.device, base, comm->ccl_bytes_,
+                                            "CCL buffer") != ACL_SUCCESS) {
+    munmap(base, comm->ccl_bytes_);
+    failure->kind = InitFailure::Kind::kBufferOom;
+    failure->detail = fmt::format(
+        "CCL buffer of {} bytes (2 x HCCL_BUFFSIZE {}M) does not fit device {} memory: used {} of "
+        "budget {} bytes",
+        comm->ccl_bytes_, options.buffsize_mb, options.device,
+        rt::DeviceMemory::Instance().UsedBytes(options.device),
+        rt::DeviceMemory::Instance().Budget());
+    return HCCL_E_MEMORY;
+  }
+  comm->ccl_base_ = base;
+
+  std::string ifname;
+  transport::TransportOptions topts;
+  topts.comm_id = options.root.identifier;
+  topts.self.rank = options.rank;
+  topts.self.host_ip = net::PickHostIp(&ifname);
+  topts.self.host_id = HostId();
+  topts.self.pid = static_cast<uint32_t>(getpid());
+  topts.self.device = options.device;
+  topts.force_tcp = env.transport == "tcp";
+  topts.qps_per_connection = env.qps_per_connection;
+  topts.connect_timeout_s = env.connect_timeout_s;
+  topts.device = options.device;
+  std::string error;
+  HcclResult rc = transport::Transport::Create(topts, &comm->transport_, &error);
+  if (rc != HCCL_SUCCESS) {
+    failure->kind = InitFailure::Kind::kTransport;
+    failure->detail = error;
+    return rc;
+  }
+
+  bootstrap::RankInfo self;
+  self.rank = options.rank;
+  self.nranks = options.nranks;
+  self.host_ip = topts.self.host_ip;
+  self.host_id = topts.self.host_id;
+  self.data_port = comm->transport_->listen_port();
+  self.pid = topts.self.pid;
+  self.device = options.device;
+  self.buffsize_mb = options.buffsize_mb;
+  self.exec_timeout_s = options.exec_timeout_s;
+  self.transport = env.transport;
+  rc = bootstrap::Rendezvous(options.root, self, &comm->ranks_, &error);
+  if (rc != HCCL_SUCCESS) {
+    failure->kind = InitFailure::Kind::kRendezvous;
+    failure->detail = error;
+    return rc;
+  }
+
+  std::set<std::string> hosts;
+  for (const auto& r : comm->ranks_) {
+    transport::Endpoint ep;
+    ep.rank = r.rank;
+    ep.host_ip = r.host_ip;
+    ep.host_id = r.host_id;
+    ep.port = r.data_port;
+    ep.pid = r.pid;
+    ep.device = r.device;
+    comm->endpoints_.push_back(ep);
+    hosts.insert(r.host_id);
+  }
+  comm->host_count_ = static_cast<uint32_t>(hosts.size());
+  *out = std::move(comm);
+  return HCCL_SUCCESS;
+}
+
+Communicator::~Communicator() {
+  if (transport_) transport_->Close();
+  if (ccl_base_ != nullptr) {
+    if (!destroyed_.load()) rt::DeviceMemory::Instance().Unregister(ccl_base_);
+    munmap(ccl_base_, ccl_bytes_);
+  }
+}
+
+void Communicator::Destroy() {
+  if (destroyed_.exchange(true)) return;
+  // Marks the CCL buffer freed now; an op still in flight faults on its next checked copy.
+  if (ccl_base_ != nullptr) rt::DeviceMemory::Instance().Unregister(ccl_base_);
+}
+
+void Communicator::Abort(HcclResult code) {
+  int expected = 0;
+  abort_.compare_exchange_strong(expected, static_cast<int>(code));
+}
+
+void Communicator::RecordError(HcclResult code) {
+  HcclResult expected = HCCL_SUCCESS;
+  async_error_.compare_exchange_strong(expected, code);
+}
+
+alg::Algo Communicator::PickAlgorithm(const OpDesc& op) const {
+  const size_t bytes = op.count * DataTypeSize(op.dtype);
+  switch (op.type) {
+    case OpType::kAllReduce: return alg::ChooseAllReduce(size(), bytes);
+    case OpType::kAllGather: return alg::ChooseAllGather(size(), bytes);
+    case OpType::kReduceScatter: return alg::ChooseReduceScatter(size(), bytes);
+    case OpType::kAlltoAll:
+    case OpType::kAlltoAllV:
+    case OpType::kAlltoAllVC: return alg::Algo::kPairwise;
+    case OpType::kBroadcast:
+    case OpType::kReduce:
+    case OpType::kScatter: return alg::Algo::kStar;
+    default: return alg::Algo::kMesh;
+  }
+}
+
+std::string Communicator::AlgTypeString(alg::Algo algo) const {
+  // level0 = inside a host, level1 = between hosts, level2 = between superpods.
+  if (host_count_ <= 1) return fmt::format("{}-null-null", alg::AlgoName(algo));
+  return fmt::format("null-{}-null", alg::AlgoName(algo));
+}
+
+HcclResult Communicator::Enqueue(OpDesc op, rt::Stream* stream, const void* handle) {
+  if (destroyed_.load()) return HCCL_E_PARA;
+  const alg::Algo algo = PickAlgorithm(op);
+  OpRecord record;
+  record.identifier = identifier();
+  record.tag = fmt::format("{}_{}", OpTypeName(op.type), identifier());
+  record.user_name = user_name();
+  record.type = op.type;
+  record.index = next_index_.fetch_add(1);
+  record.count = op.count;
+  record.dtype = op.dtype;
+  record.reduce = op.reduce;
+  record.root = op.root;
+  record.src = op.send;
+  record.dst = op.recv;
+  record.stream_id = stream->id();
+  record.device = device();
+  record.rank = rank();
+  record.nranks = size();
+  record.alg_type = AlgTypeString(algo);
+  record.comm_handle = handle;
+  record.enqueue_time = WallClock::now();
+
+  // The task id is known only once enqueued, but the observer must see the op before it can
+  // run; the stream's next id is reserved under the caller's ordering (one enqueuer per stream
+  // at a time is the CANN contract).
+  record.task_id = stream->PeekNextTaskId();
+  if (OpObserver* obs = GetOpObserver()) obs->OnEnqueue(record);
+  auto self = shared_from_this();
+  stream->Enqueue(rt::TaskType::kHccl, [self, op = std::move(op), record](std::string* detail) {
+    aclError rc = self->Execute(op, record);
+    if (rc != ACL_SUCCESS && detail != nullptr) *detail = record.tag;
+    return rc;
+  });
+  return HCCL_SUCCESS;
+}
+
+HcclResult Communicator::EnsureLinks(const OpDesc& op, alg::Algo algo, const std::string& tag,
+                                     OpFailure* failure) {
+  std::vector<transport::Endpoint> peers;
+  const std::pair<int, int> key{static_cast<int>(op.type), static_cast<int>(algo)};
+  {
+    std::lock_guard<std::mutex> lock(links_mu_);
+    if (established_.count(key) != 0) return HCCL_SUCCESS;
+  }
+  if (op.type == OpType::kSend || op.type == OpType::kRecv || op.type == OpType::kBatchSendRecv) {
+    std::set<uint32_t> wanted;
+    for (const auto& item : op.items) wanted.insert(item.peer);
+    for (uint32_t r : wanted) {
+      if (r != rank()) peers.push_back(endpoints_[r]);
+    }
+  } else {
+    for (const auto& ep : endpoints_) {
+      if (ep.rank != rank()) peers.push_back(ep);
+    }
+  }
+  std::string error;
+  HcclResult rc = transport_->Connect(peers, tag, &error);
+  if (rc != HCCL_SUCCESS) {
+    failure->kind = rc == HCCL_E_MEMORY ? OpFailure::Kind::kResource : OpFailure::Kind::kLink;
+    failure->code = rc;
+    failure->reason = error;
+    return rc;
+  }
+  // P2P links depend on the peers named, so only collectives are remembered by (op, algorithm).
+  if (op.type != OpType::kSend && op.type != OpType::kRecv &&
+      op.type != OpType::kBatchSendRecv) {
+    std::lock_guard<std::mutex> lock(links_mu_);
+    established_.insert(key);
+  }
+  return HCCL_SUCCESS;
+}
+
+HcclResult Communicator::RunAlgorithm(const OpDesc& op, alg::Algo algo, alg::Group& g,
+                                      alg::AlgResult* result) {
+  alg::Scratch scratch{ccl_base_, ccl_bytes_};
+  switch (op.type) {
+    case OpType::kAllReduce:
+      return alg::AllReduce(algo, g, op.send, op.recv, op.count, op.dtype, op.reduce, scratch,
+                            result);
+    case OpType::kBroadcast:
+      return alg::Broadcast(g, op.recv, op.count, op.dtype, op.root, scratch, result);
+    case OpType::kAllGather:
+      return alg::AllGather(algo, g, op.send, op.recv, op.count, op.dtype, scratch, result);
+    case OpType::kReduceScatter:
+      return alg::ReduceScatter(algo, g, op.send, op.recv, op.count, op.dtype, op.reduce, scratch,
+                                result);
+    case OpType::kReduce:
+      return alg::Reduce(g, op.send, op.recv, op.count, op.dtype, op.reduce, op.root, scratch,
+                         result);
+    case OpType::kScatter:
+      return alg::Scatter(g, op.send, op.recv, op.count, op.dtype, op.root, scratch, result);
+    case OpType::kAllGatherV:
+      return alg::AllGatherV(g, op.send, op.count, op.recv, op.recv_counts.data(),
+                             op.recv_displs.data(), op.dtype, scratch, result);
+    case OpType::kReduceScatterV:
+      return alg::ReduceScatterV(g, op.send, op.send_counts.data(), op.send_displs.data(), op.recv,
+                                 op.count, op.dtype, op.reduce, scratch, result);
+    case OpType::kAlltoAll:
+    case OpType::kAlltoAllV:
+    case OpType::kAlltoAllVC:
+      return alg::AlltoAllV(g, op.send, op.send_counts.data(), op.send_displs.data(), op.dtype,
+                            op.recv, op.recv_counts.data(), op.recv_displs.data(), op.recv_dtype,
+                            scratch, result);
+    case OpType::kSend:
+    case OpType::kRecv:
+    case OpType::kBatchSendRecv:
+      return alg::SendRecv(g, op.items, scratch, result);
+    case OpType::kBarrier:
+      return alg::Barrier(g, result);
+  }
+  return HCCL_E_NOT_SUPPORT;
+}
+
+aclError Communicator::Execute(const OpDesc& op, const OpRecord& record) {
+  OpObserver* obs = GetOpObserver();
+  OpFailure failure;
+  auto fail = [&](OpFailure::Kind kind, HcclResult code) {
+    failure.kind = kind;
+    failure.local_ip = endpoints_[rank()].host_ip;
+    failure.local_device = device();
+    if (failure.remote_rank >= 0 && failure.remote_rank < static_cast<int64_t>(size())) {
+      failure.remote_ip = endpoints_[failure.remote_rank].host_ip;
+      failure.remote_device = endpoints_[failure.remote_rank].device;
+    }
+    failure.code = code;
+    RecordError(code);
+    if (obs != nullptr) obs->OnFinish(record, code, &failure);
+    return StreamErrorFor(kind);
+  };
+
+  // One op of a communicator at a time: they share links and the CCL buffer. Two streams
+  // feeding one communicator is a user bug HCCL leaves undefined; name it (fault F8).
+  std::unique_lock<std::mutex> exec_lock(exec_mu_, std::try_to_lock);
+  if (!exec_lock.owns_lock()) {
+    const uint32_t other_stream = running_stream_.load();
+    if (other_stream != record.stream_id) {
+      bool first;
+      std::string other_tag;
+      {
+        std::lock_guard<std::mutex> lock(links_mu_);
+        first = reported_stream_pairs_.insert({other_stream, record.stream_id}).second;
+        other_tag = running_tag_;
+      }
+      if (first) {
+        HCCL_ERROR(
+            "[TaskExecStage][InvalidArgument]communicator[{}] used from two streams at once: op "
+            "tag[{}] index[{}] on streamId[{}] while tag[{}] runs on streamId[{}]; ops of one "
+            "communicator must be ordered on one stream (or synchronized between streams)",
+            identifier(), record.tag, record.index, record.stream_id, other_tag, other_stream);
+      }
+    }
+    exec_lock.lock();
+  }
+  running_stream_.store(record.stream_id);
+  {
+    std::lock_guard<std::mutex> lock(links_mu_);
+    running_tag_ = record.tag;
+  }
+  if (obs != nullptr) obs->OnStart(record);
+
+  // Every op stages through the CCL buffer first, as on a device: after HcclCommDestroy this
+  // copy hits the freed buffer (EI0012), whatever the algorithm would do next.
+  rt::CopyFault fault;
+  const uint64_t header[2] = {record.index, static_cast<uint64_t>(op.type)};
+  if (rt::DeviceMemory::Instance().CheckedCopy(ccl_base_, header, sizeof(header), &fault) !=
+      ACL_SUCCESS) {
+    failure.copy_src = header;
+    failure.copy_dst = ccl_base_;
+    failure.copy_bytes = sizeof(header);
+    failure.faulting_buffer = "CCL buffer";
+    failure.reason = fmt::format("CCL buffer {} was freed (communicator destroyed?)",
+                                 PtrText(ccl_base_));
+    return fail(OpFailure::Kind::kCopyFault, HCCL_E_RUNTIME);
+  }
+  for (const BufferUse& use : UserBuffers(op, rank(), size())) {
+    rt::AddrCheck check = rt::DeviceMemory::Instance().Check(use.ptr, use.bytes);
+    if (check.state == rt::AddrState::kFreed || check.state == rt::AddrState::kOverflow) {
+      failure.copy_src = use.ptr;
+      failure.copy_dst = use.ptr;
+      failure.copy_bytes = use.bytes;
+      failure.faulting_buffer = fmt::format("user {} buffer", use.name);
+      failure.reason = fmt::format(
+          "user {} buffer {} needs {} bytes but {}", use.name, PtrText(use.ptr), use.bytes,
+          check.state == rt::AddrState::kFreed
+              ? std::string("it was freed")
+              : fmt::format("its allocation at {:#x} holds only {} bytes", check.alloc_base,
+                            check.alloc_size));
+      return fail(OpFailure::Kind::kCopyFault, HCCL_E_RUNTIME);
+    }
+  }
+
+  const alg::Algo algo = PickAlgorithm(op);
+  if (size() > 1 && EnsureLinks(op, algo, record.tag, &failure) != HCCL_SUCCESS) {
+    return fail(failure.kind, failure.code);
+  }
+
+  alg::Group group;
+  group.rank = rank();
+  group.size = size();
+  group.links.resize(size(), nullptr);
+  for (uint32_t r = 0; r < size(); ++r) {
+    if (r != rank()) group.links[r] = transport_->link(r);
+  }
+  const uint32_t exec_timeout = options_.exec_timeout_s;
+  if (exec_timeout > 0) {
+    group.wait.deadline = SteadyClock::now() + std::chrono::seconds(exec_timeout);
+  }
+  group.wait.abort = &abort_;
+
+  alg::AlgResult result;
+  HcclResult rc = RunAlgorithm(op, algo, group, &result);
+  if (rc != HCCL_SUCCESS) {
+    failure.reason = result.progress.reason;
+    if (result.progress.link != nullptr) {
+      failure.remote_rank = result.progress.link->remote().rank;
+      failure.link_type = transport::LinkTypeName(result.progress.link->type());
+    }
+    if (result.copy.faulted) {
+      failure.copy_src = result.copy_src;
+      failure.copy_dst = result.copy_dst;
+      failure.copy_bytes = result.copy_bytes;
+      failure.faulting_buffer = result.copy.check.purpose.empty() ? std::string("device memory")
+                                                                  : result.copy.check.purpose;
+      if (failure.reason.empty()) {
+        failure.reason = fmt::format("copy of {} bytes hit {} memory at {}", result.copy_bytes,
+                                     result.copy.check.state == rt::AddrState::kFreed
+                                         ? "freed"
+                                         : "unmapped",
+                                     PtrText(result.copy.on_dst ? result.copy_dst
+                                                                : result.copy_src));
+      }
+      return fail(OpFailure::Kind::kCopyFault, HCCL_E_RUNTIME);
+    }
+    if (result.progress.timed_out || rc == HCCL_E_TIMEOUT) {
+      return fail(OpFailure::Kind::kTimeout, HCCL_E_TIMEOUT);
+    }
+    if (abort_.load() != 0 && rc == static_cast<HcclResult>(abort_.load())) {
+      return fail(OpFailure::Kind::kAbort, rc);
+    }
+    if (rc == HCCL_E_REMOTE || rc == HCCL_E_TCP_TRANSFER || rc == HCCL_E_NETWORK) {
+      return fail(OpFailure::Kind::kLink, HCCL_E_REMOTE);
+    }
+    return fail(OpFailure::Kind::kOther, rc);
+  }
+  if (obs != nullptr) obs->OnFinish(record, HCCL_SUCCESS, nullptr);
+  return ACL_SUCCESS;
+}
+
+}  // namespace vigil::comm

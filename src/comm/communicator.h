@@ -1,0 +1,104 @@
+// The communicator: identity (identifier, rank, size), the CCL buffer (2 x HCCL_BUFFSIZE, charged
+// to the device budget), the transport's links made lazily the first time an (op, algorithm)
+// runs, and the turning of an op into a task on the user's stream.
+//
+// Lifetime: the handle owns a shared_ptr; every queued op task owns one too, so HcclCommDestroy
+// before aclrtSynchronizeStream never frees state under a running op. Destroy marks the CCL
+// buffer freed in the device memory map at once (the op's next checked copy fails with EI0012,
+// as on a device) but unmaps it and closes the links only when the last op lets go.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "bootstrap/root_info.h"
+#include "comm/op.h"
+#include "runtime/stream.h"
+#include "transport/link.h"
+
+namespace vigil::comm {
+
+struct CommOptions {
+  uint32_t nranks = 0;
+  uint32_t rank = 0;
+  bootstrap::RootInfo root;
+  uint32_t buffsize_mb = 200;     // effective: HcclCommConfig.hcclBufferSize, else HCCL_BUFFSIZE
+  uint32_t exec_timeout_s = 1836; // effective: hcclExecTimeOut, else HCCL_EXEC_TIMEOUT
+  std::string user_name;          // hcclCommName
+  int32_t device = 0;
+};
+
+// Why Create failed, so the API layer can raise the right EI code.
+struct InitFailure {
+  enum class Kind { kNone, kBufferOom, kRendezvous, kTransport } kind = Kind::kNone;
+  std::string detail;
+};
+
+class Communicator : public std::enable_shared_from_this<Communicator> {
+ public:
+  static HcclResult Create(const CommOptions& options, std::shared_ptr<Communicator>* out,
+                           InitFailure* failure);
+  ~Communicator();
+
+  uint32_t rank() const { return options_.rank; }
+  uint32_t size() const { return options_.nranks; }
+  int32_t device() const { return options_.device; }
+  const std::string& identifier() const { return options_.root.identifier; }
+  const std::string& user_name() const { return options_.user_name; }
+  uint32_t buffsize_mb() const { return options_.buffsize_mb; }
+  uint32_t host_count() const { return host_count_; }
+  const std::vector<bootstrap::RankInfo>& ranks() const { return ranks_; }
+
+  // Queues the op on `stream`; returns once queued. HCCL_E_PARA after Destroy.
+  HcclResult Enqueue(OpDesc op, rt::Stream* stream, const void* handle);
+  // HcclCommDestroy. Idempotent.
+  void Destroy();
+  // First error of any op so far (HCCL_SUCCESS when none): HcclGetCommAsyncError.
+  HcclResult async_error() const { return async_error_.load(); }
+  // Makes every op waiting on a peer end with `code` (heartbeat: a rank was lost).
+  void Abort(HcclResult code);
+  // For tests and fault injection: the transport.
+  transport::Transport* transport() { return transport_.get(); }
+
+ private:
+  explicit Communicator(const CommOptions& options);
+  aclError Execute(const OpDesc& op, const OpRecord& record);
+  HcclResult RunAlgorithm(const OpDesc& op, alg::Algo algo, alg::Group& group,
+                          alg::AlgResult* result);
+  alg::Algo PickAlgorithm(const OpDesc& op) const;
+  std::string AlgTypeString(alg::Algo algo) const;
+  HcclResult EnsureLinks(const OpDesc& op, alg::Algo algo, const std::string& tag,
+                         OpFailure* failure);
+  void RecordError(HcclResult code);
+
+  CommOptions options_;
+  std::vector<bootstrap::RankInfo> ranks_;
+  std::vector<transport::Endpoint> endpoints_;
+  uint32_t host_count_ = 1;
+  std::unique_ptr<transport::Transport> transport_;
+
+  void* ccl_base_ = nullptr;  // 2 x buffsize: input half then output half
+  size_t ccl_bytes_ = 0;
+
+  std::atomic<uint64_t> next_index_{1};
+  std::atomic<bool> destroyed_{false};
+  std::atomic<int> abort_{0};
+  std::atomic<HcclResult> async_error_{HCCL_SUCCESS};
+
+  std::mutex links_mu_;
+  std::set<std::pair<int, int>> established_;  // (op type, algorithm) pairs already linked
+
+  // Ops of one communicator must not run at once (they share links and the CCL buffer).
+  std::mutex exec_mu_;
+  std::atomic<uint32_t> running_stream_{0};
+  std::string running_tag_;
+  std::set<std::pair<uint32_t, uint32_t>> reported_stream_pairs_;
+};
+
+}  // namespace vigil::comm

@@ -1,0 +1,96 @@
+// What one collective call asks for, as the communicator executes it and DFX records it.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "algorithm/collective.h"
+#include "common/time_util.h"
+#include "hccl/hccl_types.h"
+
+namespace vigil::comm {
+
+enum class OpType {
+  kAllReduce,
+  kBroadcast,
+  kAllGather,
+  kAllGatherV,
+  kReduceScatter,
+  kReduceScatterV,
+  kReduce,
+  kScatter,
+  kAlltoAll,
+  kAlltoAllV,
+  kAlltoAllVC,
+  kSend,
+  kRecv,
+  kBatchSendRecv,
+  kBarrier,
+};
+
+// "AllReduce", "AllGather", ... as HCCL names ops in tags (AllReduce_<identifier>).
+std::string_view OpTypeName(OpType type);
+bool OpHasReduce(OpType type);
+bool OpHasRoot(OpType type);
+
+struct OpDesc {
+  OpType type = OpType::kAllReduce;
+  const void* send = nullptr;
+  void* recv = nullptr;
+  uint64_t count = 0;  // the API's count argument (sendCount/recvCount as the op defines it)
+  HcclDataType dtype = HCCL_DATA_TYPE_FP32;
+  HcclDataType recv_dtype = HCCL_DATA_TYPE_FP32;  // AlltoAll(V/VC)
+  HcclReduceOp reduce = HCCL_REDUCE_SUM;
+  uint32_t root = 0;  // root, or peer rank for Send/Recv
+  // V ops (element counts/displacements, one per rank); AlltoAllVC uses send_counts as the
+  // nranks x nranks matrix.
+  std::vector<uint64_t> send_counts, send_displs, recv_counts, recv_displs;
+  std::vector<alg::P2pItem> items;  // BatchSendRecv
+};
+
+// Everything DFX needs to name an op later: entry log, task exception, flight recorder.
+struct OpRecord {
+  std::string tag;         // "AllReduce_<identifier>"
+  std::string identifier;  // communicator identifier (group)
+  std::string user_name;   // hcclCommName / user define information
+  OpType type = OpType::kAllReduce;
+  uint64_t index = 0;      // op sequence number in the communicator, from 1
+  uint64_t count = 0;
+  HcclDataType dtype = HCCL_DATA_TYPE_FP32;
+  HcclReduceOp reduce = HCCL_REDUCE_SUM;
+  uint32_t root = 0;
+  const void* src = nullptr;
+  const void* dst = nullptr;
+  uint32_t stream_id = 0;
+  uint32_t task_id = 0;
+  int32_t device = 0;
+  uint32_t rank = 0;
+  uint32_t nranks = 0;
+  std::string alg_type;    // "fullmesh-ring-NHR" style, level0-level1-level2
+  const void* comm_handle = nullptr;
+  WallClock::time_point enqueue_time;
+};
+
+// How an op failed, for the task-exception report.
+struct OpFailure {
+  enum class Kind { kTimeout, kLink, kAbort, kCopyFault, kParam, kResource, kOther } kind =
+      Kind::kOther;
+  HcclResult code = HCCL_E_INTERNAL;
+  int64_t remote_rank = -1;  // the peer the op was waiting on or talking to, -1 unknown
+  std::string reason;
+  // kCopyFault: the SDMA-like copy that hit unmapped/freed memory.
+  const void* copy_src = nullptr;
+  const void* copy_dst = nullptr;
+  size_t copy_bytes = 0;
+  std::string link_type;       // "SHM", "TCP", or "" for a local copy
+  std::string faulting_buffer; // "CCL buffer", "user output buffer", ...
+  // Both ends, for link errors (EI0013) and the report.
+  std::string local_ip;
+  int32_t local_device = -1;
+  std::string remote_ip;
+  int32_t remote_device = -1;
+};
+
+}  // namespace vigil::comm

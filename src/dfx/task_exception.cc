@@ -1,0 +1,149 @@
+#include "dfx/task_exception.h"
+
+#include <deque>
+#include <map>
+#include <mutex>
+#include <optional>
+
+#include "common/dtype.h"
+#include "dfx/entry_log.h"
+#include "log/plog.h"
+#include "runtime/stream.h"
+
+namespace vigil::dfx {
+
+namespace {
+
+constexpr size_t kOpsPerStream = 2048;  // HCCL keeps 2048 tasks per stream
+
+struct Tracked {
+  comm::OpRecord op;
+  std::optional<comm::OpFailure> failure;
+};
+
+std::string P(const void* p) { return fmt::format("{}", fmt::ptr(p)); }
+
+class TaskExceptionHandler : public comm::OpObserver {
+ public:
+  void OnEnqueue(const comm::OpRecord& op) override {
+    LogOpEntry(op);
+    std::lock_guard<std::mutex> lock(mu_);
+    auto& q = by_stream_[op.stream_id];
+    q.push_back(Tracked{op, std::nullopt});
+    if (q.size() > kOpsPerStream) q.pop_front();
+  }
+
+  void OnStart(const comm::OpRecord&) override {}
+
+  void OnFinish(const comm::OpRecord& op, HcclResult result,
+                const comm::OpFailure* failure) override {
+    if (result == HCCL_SUCCESS || failure == nullptr) return;
+    std::lock_guard<std::mutex> lock(mu_);
+    if (Tracked* t = FindLocked(op.stream_id, op.task_id)) t->failure = *failure;
+  }
+
+  void OnTaskFail(const rt::TaskFailInfo& info) {
+    Tracked tracked;
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      Tracked* t = FindLocked(info.stream_id, info.task_id);
+      if (t == nullptr) {
+        HCCL_INFO("task streamID[{}] taskID[{}] failed; stream not found or task not from HCCL",
+                  info.stream_id, info.task_id);
+        return;
+      }
+      tracked = *t;
+    }
+    Report(tracked);
+  }
+
+ private:
+  Tracked* FindLocked(uint32_t stream_id, uint32_t task_id) {
+    auto it = by_stream_.find(stream_id);
+    if (it == by_stream_.end()) return nullptr;
+    // Newest match wins, as HCCL pops from the back.
+    for (auto rit = it->second.rbegin(); rit != it->second.rend(); ++rit) {
+      if (rit->op.task_id == task_id) return &*rit;
+    }
+    return nullptr;
+  }
+
+  void Report(const Tracked& t) {
+    const comm::OpRecord& op = t.op;
+    const bool timeout = t.failure && t.failure->kind == comm::OpFailure::Kind::kTimeout;
+    const char* stage = timeout ? "[TaskExecStage][Timeout][Host]" : "[TaskExecStage][RunFailed][Host]";
+    HCCL_ERROR("{}Task run failed, base information is streamID:[{}], taskID[{}], tag[{}], "
+               "AlgType(level 0-1-2):[{}].",
+               stage, op.stream_id, op.task_id, op.tag, op.alg_type);
+    HCCL_ERROR("{}Task run failed, groupRank information is group:[{}], user define "
+               "information[{}], rankSize[{}], rankId[{}].",
+               stage, op.identifier, op.user_name, op.nranks, op.rank);
+    std::string reduce;
+    if (comm::OpHasReduce(op.type)) reduce = fmt::format("reduceType[{}], ", ReduceOpName(op.reduce));
+    HCCL_ERROR("{}Task run failed, opData information is timeStamp:[{}], deviceId[{}], index[{}], "
+               "count[{}], {}src[{}], dst[{}], dataType[{}].",
+               stage, FormatPlogTime(op.enqueue_time), op.device, op.index, op.count, reduce,
+               P(op.src), P(op.dst), DataTypeName(op.dtype));
+    if (!t.failure) return;
+    const comm::OpFailure& f = *t.failure;
+    if (!f.reason.empty()) {
+      HCCL_ERROR("{}Task run failed, reason is {}, tag[{}].", stage, f.reason, op.tag);
+    }
+    const std::string remote = f.remote_rank >= 0 ? std::to_string(f.remote_rank) : "unknown";
+    const std::string group = fmt::format(
+        "group:[{}], user define information[{}], rankSize[{}], rankId[{}]", op.identifier,
+        op.user_name, op.nranks, op.rank);
+    switch (f.kind) {
+      case comm::OpFailure::Kind::kTimeout:
+      case comm::OpFailure::Kind::kAbort: {
+        const std::string base = fmt::format(
+            "streamID:[{}], taskID[{}], taskType[Notify Wait], tag[{}], AlgType(level 0-1-2):[{}].",
+            op.stream_id, op.task_id, op.tag, op.alg_type);
+        ScreenOnce("EI0002", {remote, base, fmt::format("index[{}], count[{}], dataType[{}]",
+                                                        op.index, op.count, DataTypeName(op.dtype)),
+                              group});
+        break;
+      }
+      case comm::OpFailure::Kind::kCopyFault: {
+        const std::string base = fmt::format(
+            "streamID:[{}], taskID[{}], taskType[Memcpy], tag[{}], AlgType(level 0-1-2):[{}].",
+            op.stream_id, op.task_id, op.tag, op.alg_type);
+        const std::string task = fmt::format(
+            "src:[{}], dst:[{}], size:[{:#x}], notify id:[0xffffffffffffffff], link type:[{}], "
+            "remote rank:[{}]",
+            P(f.copy_src), P(f.copy_dst), f.copy_bytes,
+            f.link_type.empty() ? "LOCAL" : f.link_type, remote);
+        ScreenOnce("EI0012", {remote, base, task, group});
+        break;
+      }
+      case comm::OpFailure::Kind::kLink:
+        ScreenOnce("EI0013", {f.local_ip, std::to_string(f.local_device), f.local_ip, f.remote_ip,
+                              std::to_string(f.remote_device), f.remote_ip});
+        break;
+      default:
+        break;
+    }
+  }
+
+  void ScreenOnce(const char* code, const std::vector<std::string>& args) {
+    std::call_once(screen_once_, [&] { log::ScreenError(code, args); });
+  }
+
+  std::mutex mu_;
+  std::map<uint32_t, std::deque<Tracked>> by_stream_;
+  std::once_flag screen_once_;
+};
+
+}  // namespace
+
+void InstallTaskExceptionHandler() {
+  static TaskExceptionHandler* handler = [] {
+    auto* h = new TaskExceptionHandler();  // lives for the process: callbacks may fire at exit
+    comm::SetOpObserver(h);
+    rt::RegisterTaskFailCallback([h](const rt::TaskFailInfo& info) { h->OnTaskFail(info); });
+    return h;
+  }();
+  (void)handler;
+}
+
+}  // namespace vigil::dfx

@@ -1,0 +1,16 @@
+// The task-exception handler: keeps, per stream, the ops queued by communicators (bounded, as
+// HCCL's taskMap), and when the runtime reports a failed task it finds the op from
+// (streamId, taskId) and writes HCCL's three ERROR lines — base, groupRank, opData — then the
+// error code's screen line (EI0002 for a wait timeout, EI0012 for a faulting copy, EI0013 for a
+// broken link). Only the first code per process reaches the screen, as in HCCL.
+#pragma once
+
+#include "comm/op_observer.h"
+
+namespace vigil::dfx {
+
+// Installs the handler as the communicators' op observer and the runtime's task-fail callback.
+// Idempotent; called by the API layer before the first communicator exists.
+void InstallTaskExceptionHandler();
+
+}  // namespace vigil::dfx
