@@ -3,9 +3,18 @@
 // arithmetic is done in unsigned types: overflow wraps like HCCL's device kernels, without UB.
 #include "algorithm/reduce_kernel.h"
 
+#include <algorithm>
 #include <bit>
 #include <cstring>
 #include <type_traits>
+
+#if defined(__x86_64__)
+#include <immintrin.h>
+#define VIGIL_X86 1
+#endif
+
+// Loops are inlined into the target clones below, so each clone gets its own SIMD code.
+#define VIGIL_INLINE [[gnu::always_inline]] inline
 
 namespace vigil::alg {
 namespace {
@@ -91,51 +100,94 @@ struct OpMin {
 };
 
 template <typename Op, typename T>
-void IntLoop(T* __restrict dst, const T* __restrict a, const T* __restrict b, size_t n) {
+VIGIL_INLINE void IntLoop(T* __restrict dst, const T* __restrict a, const T* __restrict b, size_t n) {
   for (size_t i = 0; i < n; ++i) dst[i] = Op::template Int<T>(a[i], b[i]);
 }
 template <typename Op, typename T>
-void IntLoopInto(T* __restrict dst, const T* __restrict src, size_t n) {
+VIGIL_INLINE void IntLoopInto(T* __restrict dst, const T* __restrict src, size_t n) {
   for (size_t i = 0; i < n; ++i) dst[i] = Op::template Int<T>(dst[i], src[i]);
 }
 template <typename Op, typename F>
-void FpLoop(F* __restrict dst, const F* __restrict a, const F* __restrict b, size_t n) {
+VIGIL_INLINE void FpLoop(F* __restrict dst, const F* __restrict a, const F* __restrict b, size_t n) {
   for (size_t i = 0; i < n; ++i) dst[i] = Op::template Fp<F>(a[i], b[i]);
 }
 template <typename Op, typename F>
-void FpLoopInto(F* __restrict dst, const F* __restrict src, size_t n) {
+VIGIL_INLINE void FpLoopInto(F* __restrict dst, const F* __restrict src, size_t n) {
   for (size_t i = 0; i < n; ++i) dst[i] = Op::template Fp<F>(dst[i], src[i]);
 }
 template <typename Op>
-void Bf16Loop(uint16_t* __restrict dst, const uint16_t* __restrict a, const uint16_t* __restrict b,
+VIGIL_INLINE void Bf16Loop(uint16_t* __restrict dst, const uint16_t* __restrict a, const uint16_t* __restrict b,
               size_t n) {
   for (size_t i = 0; i < n; ++i) {
     dst[i] = FloatToBf16Inline(Op::template Fp<float>(Bf16ToFloatInline(a[i]), Bf16ToFloatInline(b[i])));
   }
 }
 template <typename Op>
-void Bf16LoopInto(uint16_t* __restrict dst, const uint16_t* __restrict src, size_t n) {
+VIGIL_INLINE void Bf16LoopInto(uint16_t* __restrict dst, const uint16_t* __restrict src, size_t n) {
   for (size_t i = 0; i < n; ++i) {
     dst[i] = FloatToBf16Inline(Op::template Fp<float>(Bf16ToFloatInline(dst[i]), Bf16ToFloatInline(src[i])));
   }
 }
 template <typename Op>
-void HalfLoop(uint16_t* __restrict dst, const uint16_t* __restrict a, const uint16_t* __restrict b,
+VIGIL_INLINE void HalfLoop(uint16_t* __restrict dst, const uint16_t* __restrict a, const uint16_t* __restrict b,
               size_t n) {
   for (size_t i = 0; i < n; ++i) {
     dst[i] = FloatToHalfInline(Op::template Fp<float>(HalfToFloatInline(a[i]), HalfToFloatInline(b[i])));
   }
 }
 template <typename Op>
-void HalfLoopInto(uint16_t* __restrict dst, const uint16_t* __restrict src, size_t n) {
+VIGIL_INLINE void HalfLoopInto(uint16_t* __restrict dst, const uint16_t* __restrict src, size_t n) {
   for (size_t i = 0; i < n; ++i) {
     dst[i] = FloatToHalfInline(Op::template Fp<float>(HalfToFloatInline(dst[i]), HalfToFloatInline(src[i])));
   }
 }
 
+#ifdef VIGIL_X86
+// fp16 with F16C: convert blocks to float in hardware (exact, round-to-nearest-even like the
+// software path; only NaN payload quieting may differ), reduce in float, convert back.
+template <typename Op>
+[[gnu::target("avx2,f16c")]] void HalfBlocksF16c(uint16_t* dst, const uint16_t* a,
+                                                 const uint16_t* b, size_t n) {
+  alignas(32) float fa[256];
+  alignas(32) float fb[256];
+  size_t i = 0;
+  while (n - i >= 8) {
+    const size_t m = std::min<size_t>(256, (n - i) & ~static_cast<size_t>(7));
+    for (size_t j = 0; j < m; j += 8) {
+      _mm256_store_ps(fa + j, _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(a + i + j))));
+      _mm256_store_ps(fb + j, _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(b + i + j))));
+    }
+    for (size_t j = 0; j < m; ++j) fa[j] = Op::template Fp<float>(fa[j], fb[j]);
+    for (size_t j = 0; j < m; j += 8) {
+      _mm_storeu_si128(reinterpret_cast<__m128i*>(dst + i + j),
+                       _mm256_cvtps_ph(_mm256_load_ps(fa + j), _MM_FROUND_TO_NEAREST_INT));
+    }
+    i += m;
+  }
+  for (; i < n; ++i) {
+    dst[i] = FloatToHalfInline(Op::template Fp<float>(HalfToFloatInline(a[i]), HalfToFloatInline(b[i])));
+  }
+}
+
+bool HaveF16c() {
+  static const bool have = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("f16c");
+  return have;
+}
+#endif
+
+// dst = a (op) b for fp16; a may be dst (blocks are read before they are written).
+template <typename Op>
+void HalfDispatch(uint16_t* dst, const uint16_t* a, const uint16_t* b, size_t n) {
+#ifdef VIGIL_X86
+  if (HaveF16c()) return HalfBlocksF16c<Op>(dst, a, b, n);
+#endif
+  if (dst == a) return HalfLoopInto<Op>(dst, b, n);
+  HalfLoop<Op>(dst, a, b, n);
+}
+
 // Dispatch on type for one op; two entry points so every loop has non-aliasing pointers.
 template <typename Op>
-void Dispatch2(void* dst, const void* a, const void* b, size_t n, HcclDataType type) {
+VIGIL_INLINE void Dispatch2(void* dst, const void* a, const void* b, size_t n, HcclDataType type) {
   switch (type) {
     case HCCL_DATA_TYPE_INT8: return IntLoop<Op>(static_cast<int8_t*>(dst), static_cast<const int8_t*>(a), static_cast<const int8_t*>(b), n);
     case HCCL_DATA_TYPE_INT16: return IntLoop<Op>(static_cast<int16_t*>(dst), static_cast<const int16_t*>(a), static_cast<const int16_t*>(b), n);
@@ -147,14 +199,14 @@ void Dispatch2(void* dst, const void* a, const void* b, size_t n, HcclDataType t
     case HCCL_DATA_TYPE_UINT64: return IntLoop<Op>(static_cast<uint64_t*>(dst), static_cast<const uint64_t*>(a), static_cast<const uint64_t*>(b), n);
     case HCCL_DATA_TYPE_FP32: return FpLoop<Op>(static_cast<float*>(dst), static_cast<const float*>(a), static_cast<const float*>(b), n);
     case HCCL_DATA_TYPE_FP64: return FpLoop<Op>(static_cast<double*>(dst), static_cast<const double*>(a), static_cast<const double*>(b), n);
-    case HCCL_DATA_TYPE_FP16: return HalfLoop<Op>(static_cast<uint16_t*>(dst), static_cast<const uint16_t*>(a), static_cast<const uint16_t*>(b), n);
+    case HCCL_DATA_TYPE_FP16: return HalfDispatch<Op>(static_cast<uint16_t*>(dst), static_cast<const uint16_t*>(a), static_cast<const uint16_t*>(b), n);
     case HCCL_DATA_TYPE_BFP16: return Bf16Loop<Op>(static_cast<uint16_t*>(dst), static_cast<const uint16_t*>(a), static_cast<const uint16_t*>(b), n);
     default: return;  // unsupported types are rejected before any kernel runs
   }
 }
 
 template <typename Op>
-void DispatchInto(void* dst, const void* src, size_t n, HcclDataType type) {
+VIGIL_INLINE void DispatchInto(void* dst, const void* src, size_t n, HcclDataType type) {
   switch (type) {
     case HCCL_DATA_TYPE_INT8: return IntLoopInto<Op>(static_cast<int8_t*>(dst), static_cast<const int8_t*>(src), n);
     case HCCL_DATA_TYPE_INT16: return IntLoopInto<Op>(static_cast<int16_t*>(dst), static_cast<const int16_t*>(src), n);
@@ -166,8 +218,37 @@ void DispatchInto(void* dst, const void* src, size_t n, HcclDataType type) {
     case HCCL_DATA_TYPE_UINT64: return IntLoopInto<Op>(static_cast<uint64_t*>(dst), static_cast<const uint64_t*>(src), n);
     case HCCL_DATA_TYPE_FP32: return FpLoopInto<Op>(static_cast<float*>(dst), static_cast<const float*>(src), n);
     case HCCL_DATA_TYPE_FP64: return FpLoopInto<Op>(static_cast<double*>(dst), static_cast<const double*>(src), n);
-    case HCCL_DATA_TYPE_FP16: return HalfLoopInto<Op>(static_cast<uint16_t*>(dst), static_cast<const uint16_t*>(src), n);
+    case HCCL_DATA_TYPE_FP16: return HalfDispatch<Op>(static_cast<uint16_t*>(dst), static_cast<uint16_t*>(dst), static_cast<const uint16_t*>(src), n);
     case HCCL_DATA_TYPE_BFP16: return Bf16LoopInto<Op>(static_cast<uint16_t*>(dst), static_cast<const uint16_t*>(src), n);
+    default: return;
+  }
+}
+
+// The op switches, built for AVX2 and for baseline x86-64; the loader picks one (ifunc).
+#ifdef VIGIL_X86
+#define VIGIL_CLONES [[gnu::target_clones("avx2", "default")]]
+#else
+#define VIGIL_CLONES
+#endif
+
+VIGIL_CLONES void KernelInto(void* dst, const void* src, size_t count, HcclDataType type,
+                             HcclReduceOp op) {
+  switch (op) {
+    case HCCL_REDUCE_SUM: return DispatchInto<OpSum>(dst, src, count, type);
+    case HCCL_REDUCE_PROD: return DispatchInto<OpProd>(dst, src, count, type);
+    case HCCL_REDUCE_MAX: return DispatchInto<OpMax>(dst, src, count, type);
+    case HCCL_REDUCE_MIN: return DispatchInto<OpMin>(dst, src, count, type);
+    default: return;
+  }
+}
+
+VIGIL_CLONES void Kernel2(void* dst, const void* a, const void* b, size_t count, HcclDataType type,
+                          HcclReduceOp op) {
+  switch (op) {
+    case HCCL_REDUCE_SUM: return Dispatch2<OpSum>(dst, a, b, count, type);
+    case HCCL_REDUCE_PROD: return Dispatch2<OpProd>(dst, a, b, count, type);
+    case HCCL_REDUCE_MAX: return Dispatch2<OpMax>(dst, a, b, count, type);
+    case HCCL_REDUCE_MIN: return Dispatch2<OpMin>(dst, a, b, count, type);
     default: return;
   }
 }
@@ -223,13 +304,7 @@ void ReduceInto(void* dst, const void* src, size_t count, HcclDataType type, Hcc
   if (count == 0) return;
   const size_t bytes = count * ElemSize(type);
   if (Overlaps(dst, src, bytes)) return Bounce(dst, dst, src, count, type, op);
-  switch (op) {
-    case HCCL_REDUCE_SUM: return DispatchInto<OpSum>(dst, src, count, type);
-    case HCCL_REDUCE_PROD: return DispatchInto<OpProd>(dst, src, count, type);
-    case HCCL_REDUCE_MAX: return DispatchInto<OpMax>(dst, src, count, type);
-    case HCCL_REDUCE_MIN: return DispatchInto<OpMin>(dst, src, count, type);
-    default: return;
-  }
+  KernelInto(dst, src, count, type, op);
 }
 
 void Reduce2(void* dst, const void* a, const void* b, size_t count, HcclDataType type,
@@ -241,13 +316,7 @@ void Reduce2(void* dst, const void* a, const void* b, size_t count, HcclDataType
   // The restrict loops need distinct arrays: the exact alias dst == a is the in-place form.
   if (dst == a && !db) return ReduceInto(dst, b, count, type, op);
   if (da || db || Overlaps(a, b, bytes)) return Bounce(dst, a, b, count, type, op);
-  switch (op) {
-    case HCCL_REDUCE_SUM: return Dispatch2<OpSum>(dst, a, b, count, type);
-    case HCCL_REDUCE_PROD: return Dispatch2<OpProd>(dst, a, b, count, type);
-    case HCCL_REDUCE_MAX: return Dispatch2<OpMax>(dst, a, b, count, type);
-    case HCCL_REDUCE_MIN: return Dispatch2<OpMin>(dst, a, b, count, type);
-    default: return;
-  }
+  Kernel2(dst, a, b, count, type, op);
 }
 
 }  // namespace vigil::alg
