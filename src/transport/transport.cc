@@ -320,12 +320,17 @@ class TransportImpl final : public Transport {
   }
   HcclResult ChargeQps(uint32_t peer, void** memory, std::string* error);
   void Publish(std::unique_ptr<LinkBase> link, const std::string& tag, const char* role);
-  HcclResult Dial(const Endpoint& peer, const std::string& tag, SteadyClock::time_point deadline,
-                  std::string* error);
+  // `attempt` bounds reaching the peer's listener (refused connections are retried until then);
+  // once connected, the handshake may use the whole `deadline` so a slow acceptor is not
+  // mistaken for an absent one (a half-made link would break on the other side).
+  HcclResult Dial(const Endpoint& peer, const std::string& tag, SteadyClock::time_point attempt,
+                  SteadyClock::time_point deadline, std::string* error);
   HcclResult DialShm(const Endpoint& peer, const std::string& tag,
-                     SteadyClock::time_point deadline, std::string* error);
+                     SteadyClock::time_point attempt, SteadyClock::time_point deadline,
+                     std::string* error);
   HcclResult DialTcp(const Endpoint& peer, const std::string& tag,
-                     SteadyClock::time_point deadline, std::string* error);
+                     SteadyClock::time_point attempt, SteadyClock::time_point deadline,
+                     std::string* error);
 
   void Monitor();
   void AcceptAll();
@@ -454,18 +459,20 @@ void TransportImpl::Publish(std::unique_ptr<LinkBase> link, const std::string& t
 }
 
 HcclResult TransportImpl::Dial(const Endpoint& peer, const std::string& tag,
-                               SteadyClock::time_point deadline, std::string* error) {
+                               SteadyClock::time_point attempt, SteadyClock::time_point deadline,
+                               std::string* error) {
   const bool same_host = !peer.host_id.empty() && peer.host_id == opt_.self.host_id;
   if (same_host && !opt_.force_tcp) {
-    HcclResult rc = DialShm(peer, tag, deadline, error);
+    HcclResult rc = DialShm(peer, tag, attempt, deadline, error);
     if (rc != HCCL_E_NOT_SUPPORT) return rc;
     HCCL_RUN_WARNING("[InitChannelStage]shared memory with rank[{}] not possible ({}); using TCP",
                      peer.rank, error ? *error : "");
   }
-  return DialTcp(peer, tag, deadline, error);
+  return DialTcp(peer, tag, attempt, deadline, error);
 }
 
 HcclResult TransportImpl::DialShm(const Endpoint& peer, const std::string& tag,
+                                  SteadyClock::time_point attempt,
                                   SteadyClock::time_point deadline, std::string* error) {
   auto segment = std::make_unique<ShmMapping>();
   HcclResult rc = segment->Create("vigil-shm-link", ShmSegmentBytes(ring_bytes_), error);
@@ -473,7 +480,7 @@ HcclResult TransportImpl::DialShm(const Endpoint& peer, const std::string& tag,
   InitShmSegment(segment->base(), ring_bytes_);
 
   net::Socket ctrl;
-  rc = net::Connect(peer.host_ip, peer.port, deadline, &ctrl, error);
+  rc = net::Connect(peer.host_ip, peer.port, attempt, &ctrl, error);
   if (rc != HCCL_SUCCESS) return rc == HCCL_E_NOT_SUPPORT ? HCCL_E_TCP_CONNECT : rc;
   Hello h;
   h.kind = kControl;
@@ -522,6 +529,7 @@ HcclResult TransportImpl::DialShm(const Endpoint& peer, const std::string& tag,
 }
 
 HcclResult TransportImpl::DialTcp(const Endpoint& peer, const std::string& tag,
+                                  SteadyClock::time_point attempt,
                                   SteadyClock::time_point deadline, std::string* error) {
   void* qp_memory = nullptr;
   HcclResult rc = ChargeQps(peer.rank, &qp_memory, error);
@@ -545,7 +553,9 @@ HcclResult TransportImpl::DialTcp(const Endpoint& peer, const std::string& tag,
   h.from = opt_.self;
 
   auto handshake = [&](uint16_t kind, uint16_t index, net::Socket* s) -> HcclResult {
-    HcclResult r = net::Connect(peer.host_ip, peer.port, deadline, s, error);
+    // Only the control connection may give up early; the QPs follow an accepted link.
+    HcclResult r = net::Connect(peer.host_ip, peer.port, kind == kControl ? attempt : deadline, s,
+                                error);
     if (r != HCCL_SUCCESS) return r;
     h.kind = kind;
     h.qp_index = index;
@@ -605,7 +615,7 @@ HcclResult TransportImpl::Connect(const std::vector<Endpoint>& peers, const std:
     for (size_t i = 0; i < dial.size();) {
       std::string why;
       auto attempt = std::min(deadline, SteadyClock::now() + 500ms);
-      HcclResult rc = Dial(dial[i], tag, attempt, &why);
+      HcclResult rc = Dial(dial[i], tag, attempt, deadline, &why);
       if (rc == HCCL_SUCCESS) {
         dial.erase(dial.begin() + static_cast<long>(i));
         continue;
