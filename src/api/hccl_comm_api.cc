@@ -7,6 +7,7 @@
 #include "api/hccl_api_util.h"
 #include "bootstrap/root_info.h"
 #include "common/env_config.h"
+#include "dfx/cluster_monitor.h"
 #include "dfx/entry_log.h"
 #include "log/plog.h"
 #include "runtime/device.h"
@@ -83,6 +84,7 @@ HcclResult InitWithRoot(const char* api, uint32_t nRanks, const vigil::bootstrap
   const auto& me = created->ranks()[rank];
   HCCL_RUN_INFO("LocalRank Key Info: userRank[{}], hostIp[{}], devicePhyId[{}], pid[{}]", rank,
                 me.host_ip, me.device, me.pid);
+  vigil::dfx::AttachHeartbeat(created);
   *comm = vigil::api::RegisterComm(std::move(created));
   return HCCL_SUCCESS;
 }
@@ -268,6 +270,7 @@ HcclResult HcclCommDestroy(HcclComm comm) {
   auto c = vigil::api::UnregisterComm(comm);
   if (!c) return ArgError("HcclCommDestroy", HCCL_E_PARA, "comm is null, destroyed or unknown");
   vigil::dfx::LogCommDestroyEntry(comm, c->identifier(), c->rank());
+  vigil::dfx::DetachHeartbeat(c.get());
   c->Destroy();
   return HCCL_SUCCESS;
 }

@@ -276,7 +276,7 @@ HcclResult Communicator::Enqueue(OpDesc op, rt::Stream* stream, const void* hand
   // run; the stream's next id is reserved under the caller's ordering (one enqueuer per stream
   // at a time is the CANN contract).
   record.task_id = stream->PeekNextTaskId();
-  if (OpObserver* obs = GetOpObserver()) obs->OnEnqueue(record);
+  NotifyEnqueue(record);
   auto self = shared_from_this();
   stream->Enqueue(rt::TaskType::kHccl, [self, op = std::move(op), record](std::string* detail) {
     aclError rc = self->Execute(op, record);
@@ -364,7 +364,6 @@ HcclResult Communicator::RunAlgorithm(const OpDesc& op, alg::Algo algo, alg::Gro
 }
 
 aclError Communicator::Execute(const OpDesc& op, const OpRecord& record) {
-  OpObserver* obs = GetOpObserver();
   OpFailure failure;
   auto fail = [&](OpFailure::Kind kind, HcclResult code) {
     failure.kind = kind;
@@ -376,7 +375,7 @@ aclError Communicator::Execute(const OpDesc& op, const OpRecord& record) {
     }
     failure.code = code;
     RecordError(code);
-    if (obs != nullptr) obs->OnFinish(record, code, &failure);
+    NotifyFinish(record, code, &failure);
     return StreamErrorFor(kind);
   };
 
@@ -408,7 +407,7 @@ aclError Communicator::Execute(const OpDesc& op, const OpRecord& record) {
     std::lock_guard<std::mutex> lock(links_mu_);
     running_tag_ = record.tag;
   }
-  if (obs != nullptr) obs->OnStart(record);
+  NotifyStart(record);
 
   // Every op stages through the CCL buffer first, as on a device: after HcclCommDestroy this
   // copy hits the freed buffer (EI0012), whatever the algorithm would do next.
@@ -494,7 +493,7 @@ aclError Communicator::Execute(const OpDesc& op, const OpRecord& record) {
     }
     return fail(OpFailure::Kind::kOther, rc);
   }
-  if (obs != nullptr) obs->OnFinish(record, HCCL_SUCCESS, nullptr);
+  NotifyFinish(record, HCCL_SUCCESS, nullptr);
   return ACL_SUCCESS;
 }
 

@@ -1,5 +1,5 @@
-// The communicator reports every op's life to an observer (DFX sits above comm, so it registers
-// itself here): entry log, task-exception records, op in/out counters, flight recorder.
+// The communicator reports every op's life to observers (DFX sits above comm, so it registers
+// here): entry log and task-exception records, heartbeat op in/out counters, flight recorder.
 #pragma once
 
 #include "comm/op.h"
@@ -17,8 +17,13 @@ class OpObserver {
   virtual void OnFinish(const OpRecord& op, HcclResult result, const OpFailure* failure) = 0;
 };
 
-// One process-wide observer (set once by the API layer before the first communicator).
-void SetOpObserver(OpObserver* observer);
-OpObserver* GetOpObserver();
+// Process-wide observers, called in registration order. Observers live for the process
+// (registered once, never removed), so calls need no lock.
+void AddOpObserver(OpObserver* observer);
+
+// Fan-out helpers used by the communicator.
+void NotifyEnqueue(const OpRecord& op);
+void NotifyStart(const OpRecord& op);
+void NotifyFinish(const OpRecord& op, HcclResult result, const OpFailure* failure);
 
 }  // namespace vigil::comm

@@ -6,6 +6,7 @@
 #include <optional>
 
 #include "common/dtype.h"
+#include "dfx/cluster_monitor.h"
 #include "dfx/entry_log.h"
 #include "log/plog.h"
 #include "runtime/stream.h"
@@ -84,6 +85,7 @@ class TaskExceptionHandler : public comm::OpObserver {
                "count[{}], {}src[{}], dst[{}], dataType[{}].",
                stage, FormatPlogTime(op.enqueue_time), op.device, op.index, op.count, reduce,
                P(op.src), P(op.dst), DataTypeName(op.dtype));
+    ReportClusterException(op);
     if (!t.failure) return;
     const comm::OpFailure& f = *t.failure;
     if (!f.reason.empty()) {
@@ -139,7 +141,7 @@ class TaskExceptionHandler : public comm::OpObserver {
 void InstallTaskExceptionHandler() {
   static TaskExceptionHandler* handler = [] {
     auto* h = new TaskExceptionHandler();  // lives for the process: callbacks may fire at exit
-    comm::SetOpObserver(h);
+    comm::AddOpObserver(h);
     rt::RegisterTaskFailCallback([h](const rt::TaskFailInfo& info) { h->OnTaskFail(info); });
     return h;
   }();
