@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <atomic>
 
 #include "bootstrap/rendezvous_server.h"
 #include "bootstrap/root_info.h"
@@ -15,6 +16,8 @@
 namespace vigil::bootstrap {
 
 namespace {
+
+std::atomic<MaintenancePortProvider> g_maint_port_provider{nullptr};
 
 HcclResult Fail(HcclResult code, const std::string& message, const std::string& screen_code,
                 const std::vector<std::string>& screen_args, std::string* error) {
@@ -29,8 +32,18 @@ HcclResult Fail(HcclResult code, const std::string& message, const std::string& 
 
 }  // namespace
 
-HcclResult Rendezvous(const RootInfo& root, const RankInfo& self, std::vector<RankInfo>* all,
+void SetMaintenancePortProvider(MaintenancePortProvider provider) {
+  g_maint_port_provider.store(provider);
+}
+
+HcclResult Rendezvous(const RootInfo& root, const RankInfo& self_in, std::vector<RankInfo>* all,
                       std::string* error) {
+  RankInfo self = self_in;
+  if (self.maint_port == 0) {
+    if (MaintenancePortProvider provider = g_maint_port_provider.load()) {
+      self.maint_port = provider(self.host_ip);
+    }
+  }
   if (self.nranks == 0 || self.rank >= self.nranks) {
     return Fail(HCCL_E_PARA,
                 fmt::format("rank[{}] is out of range for rankSize[{}]", self.rank, self.nranks),

@@ -34,7 +34,15 @@ struct RankInfo {
   uint32_t buffsize_mb = 0;
   uint32_t exec_timeout_s = 0;
   std::string transport;  // VIGIL_TRANSPORT
+  // The process's heartbeat (maintenance) listener on host_ip; 0 = heartbeat off. Filled by
+  // Rendezvous from the provider below when the caller left it 0.
+  uint16_t maint_port = 0;
 };
+
+// The heartbeat (dfx, a higher layer) registers how to get its listener's port, starting the
+// listener on first use; Rendezvous then advertises it in every rank's RankInfo. Thread-safe.
+using MaintenancePortProvider = uint16_t (*)(const std::string& host_ip);
+void SetMaintenancePortProvider(MaintenancePortProvider provider);
 
 // Starts the rendezvous server thread and fills *info. EI0019 (screen + log) and HCCL_E_UNAVAIL
 // when no port in the allowed range can be bound.
