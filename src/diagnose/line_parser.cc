@@ -196,7 +196,6 @@ Parsed ParseRecordContent(const Record& r, const Loc& loc, Event* ev, OpEntry* o
     while (e < rest.size() && rest[e] != ':' && rest[e] != ' ' && rest[e] != ',' && e < 48) ++e;
     std::string_view name = rest.substr(0, e);
     if (name.starts_with("CommInit")) {
-      *ev = Event{};
       ev->kind = EventKind::kCommInit;
       ev->rank_size = I(Field(rest, "ranks"));
       ev->rank = I(Field(rest, "rank"));
@@ -207,32 +206,49 @@ Parsed ParseRecordContent(const Record& r, const Loc& loc, Event* ev, OpEntry* o
       ev->device = I(Field(rest, "deviceLogicId"));
       ev->name = std::string(name);
     } else if (name.starts_with("CommDestroy")) {
-      *ev = Event{};
       ev->kind = EventKind::kCommDestroy;
       ev->group = S(Field(rest, "identifier"));
       if (ev->group.empty()) ev->group = S(Field(rest, "group"));
       if (ev->group.empty()) ev->group = S(Field(rest, "commName"));
       ev->detail = S(Field(rest, "comm"));
     } else if (!name.empty()) {
-      *op = OpEntry{};
       op->loc = loc;
       op->time = r.time;
-      std::string_view tag = Field(rest, "tag").value_or(std::string_view());
+      op->op = std::string(name);
+      std::string_view tag, count, send_count, recv_count;
+      // One pass over the fields: this is the hottest path of a large run log.
+      ForEachField(rest.substr(e), [&](std::string_view k, std::string_view v) {
+        switch (k.size()) {
+          case 2:
+            if (k == "op") op->reduce = std::string(v);
+            break;
+          case 3:
+            if (k == "tag") tag = v;
+            break;
+          case 4:
+            if (k == "comm") key->comm_ptr = v;
+            break;
+          case 5:
+            if (k == "count") count = v;
+            break;
+          case 8:
+            if (k == "dataType") op->dtype = std::string(v);
+            else if (k == "streamId") op->stream = static_cast<int32_t>(ToInt(v).value_or(-1));
+            break;
+          case 9:
+            if (k == "localRank") op->local_rank = static_cast<int32_t>(ToInt(v).value_or(-1));
+            else if (k == "sendCount") send_count = v;
+            else if (k == "recvCount") recv_count = v;
+            break;
+          default:
+            break;
+        }
+      });
       std::string_view opname, group;
       SplitTag(tag, &opname, &group);
-      op->op = std::string(name);
-      auto cnt = Field(rest, "count");
-      if (!cnt) cnt = Field(rest, "sendCount");
-      if (!cnt) cnt = Field(rest, "recvCount");
-      if (cnt) {
-        auto v = ToInt(*cnt);
-        op->count = v && *v >= 0 ? static_cast<uint64_t>(*v) : 0;
-      }
-      op->dtype = S(Field(rest, "dataType"));
-      op->reduce = S(Field(rest, "op"));
-      op->local_rank = static_cast<int32_t>(I(Field(rest, "localRank")));
-      op->stream = static_cast<int32_t>(I(Field(rest, "streamId")));
-      key->comm_ptr = Field(rest, "comm").value_or(std::string_view());
+      std::string_view cnt = !count.empty() ? count : !send_count.empty() ? send_count : recv_count;
+      auto v = ToInt(cnt);
+      op->count = v && *v >= 0 ? static_cast<uint64_t>(*v) : 0;
       key->group = group;
       return Parsed::kOp;
     } else {
@@ -242,9 +258,13 @@ Parsed ParseRecordContent(const Record& r, const Loc& loc, Event* ev, OpEntry* o
     return Parsed::kEvent;
   }
 
-  *ev = Event{};
   ev->loc = loc;
   bool is_error = r.level == Level::kError || r.level == Level::kScreen;
+  // INFO/DEBUG records are the bulk of a log and only a few kinds matter among them: four
+  // substring checks reject the rest before the full dispatch below.
+  if (!is_error && r.level != Level::kWarning && c.find("HCCL_") == std::string_view::npos &&
+      c.find("crimer") == std::string_view::npos && c.find("Key Info") == std::string_view::npos)
+    return Parsed::kNone;
 
   // --- screen errors "[PID: n] ts Title(EIxxxx): message", also echoed into the debug log ---
   if (is_error || r.level == Level::kWarning) {
@@ -271,19 +291,23 @@ Parsed ParseRecordContent(const Record& r, const Loc& loc, Event* ev, OpEntry* o
     std::string_view name = rest.substr(p, e - p);
     if (!name.starts_with("HCCL_") && !name.starts_with("ASCEND_") && !name.starts_with("VIGIL_"))
       return Parsed::kNone;
+    std::string_view after = rest.substr(e);
+    size_t b = after.find('[');
+    int64_t loose = -1;
+    bool not_set = Contains(after, "is not set");
+    if (!not_set && (b == std::string_view::npos || b > 80)) {
+      // "HCCL_EXEC_TIMEOUT=300" / "HCCL_EXEC_TIMEOUT: 300" forms
+      loose = LooseInt(after, "");
+      if (loose < 0) return Parsed::kNone;
+    }
     ev->kind = EventKind::kEnv;
     ev->name = std::string(name);
-    std::string_view after = rest.substr(e);
-    if (Contains(after, "is not set")) {
+    if (not_set) {
       ev->value = "";
       ev->detail = "not set";
     } else {
-      size_t b = after.find('[');
-      if (b == std::string_view::npos || b > 80) {
-        // "HCCL_EXEC_TIMEOUT=300" / "HCCL_EXEC_TIMEOUT: 300" forms
-        int64_t v = LooseInt(after, "");
-        if (v < 0) return Parsed::kNone;
-        ev->value = std::to_string(v);
+      if (loose >= 0) {
+        ev->value = std::to_string(loose);
       } else {
         size_t b2 = after.find(']', b);
         ev->value = std::string(after.substr(b + 1, b2 == std::string_view::npos ? std::string_view::npos : b2 - b - 1));

@@ -16,7 +16,8 @@ struct OpKey {
   std::string_view comm_ptr;  // comm[0x...]
 };
 
-// Fills *ev (kEvent) or *op + *key (kOp). `loc` is copied into the result.
+// Fills *ev (kEvent) or *op + *key (kOp). `loc` is copied into the result. *ev must be a fresh
+// (default) Event: it is not cleared here, because clearing it per record is measurable.
 Parsed ParseRecordContent(const Record& r, const Loc& loc, Event* ev, OpEntry* op, OpKey* key);
 
 // "AllReduce_127.10.0.1%enp_60000_0_1761275812718970" → ("AllReduce", "127.10.0.1%enp_...").

@@ -45,7 +45,11 @@ void SplitRecords(std::string_view line, Fn&& fn, PrefixFn&& on_prefix) {
     const void* hit = std::memchr(line.data() + pos, '[', line.size() - pos);
     if (hit == nullptr) break;
     size_t at = static_cast<size_t>(static_cast<const char*>(hit) - line.data());
-    if (IsRecordStart(line.substr(at))) {
+    // Field brackets follow a letter ("tag["); record starts follow nothing, a space or
+    // punctuation. Testing that first skips most brackets cheaply.
+    unsigned char before = at == 0 ? ' ' : static_cast<unsigned char>(line[at - 1]);
+    bool may_start = !((before >= 'a' && before <= 'z') || (before >= 'A' && before <= 'Z'));
+    if (may_start && IsRecordStart(line.substr(at))) {
       if (start == std::string_view::npos) {
         if (at > 0) on_prefix(line.substr(0, at));
       } else {

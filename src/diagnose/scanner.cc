@@ -105,7 +105,11 @@ class FileParser {
     if (!ParseRecord(text, &r)) return;
     ++out_->records;
     Loc loc{file_, line_no_, offset};
-    ProcessSeen& ps = out_->processes[r.pid];
+    if (r.pid != last_pid_ || last_ps_ == nullptr) {
+      last_ps_ = &out_->processes[r.pid];  // std::map: the pointer stays valid
+      last_pid_ = r.pid;
+    }
+    ProcessSeen& ps = *last_ps_;
     ++ps.records;
     if (ps.pname.empty() && !r.pname.empty()) ps.pname = std::string(r.pname.substr(0, 64));
     if (r.time != kNoTime) {
@@ -121,18 +125,19 @@ class FileParser {
         ps.first_error_text = Printable(text, 400);
       }
     }
-    Event ev;
-    OpEntry op;
     OpKey key;
-    switch (ParseRecordContent(r, loc, &ev, &op, &key)) {
+    switch (ParseRecordContent(r, loc, &scratch_, &op_scratch_, &key)) {
       case Parsed::kNone:
         return;
       case Parsed::kOp:
-        AddOp(r, std::move(op), key);
+        AddOp(r, std::move(op_scratch_), key);
+        op_scratch_ = OpEntry{};
         return;
       case Parsed::kEvent:
         break;
     }
+    Event ev = std::move(scratch_);
+    scratch_ = Event{};
     if (ev.kind == EventKind::kError) {
       if (error_events_ >= kMaxErrorEventsPerFile) {
         ++out_->dropped_events;
@@ -192,6 +197,10 @@ class FileParser {
 
   uint32_t file_;
   FileResult* out_;
+  Event scratch_;
+  OpEntry op_scratch_;
+  int64_t last_pid_ = -1;
+  ProcessSeen* last_ps_ = nullptr;
   uint64_t line_no_ = 0;
   size_t error_events_ = 0;
   std::map<std::pair<int64_t, std::string>, size_t> comm_index_;

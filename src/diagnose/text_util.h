@@ -2,6 +2,7 @@
 // string_views into the record and never reads outside them, so truncated or binary input is safe.
 #pragma once
 
+#include <cctype>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -26,6 +27,28 @@ std::optional<std::string_view> Field(std::string_view s, std::string_view key);
 std::optional<std::string_view> FieldFrom(std::string_view s, std::string_view key, size_t from);
 // "key=value" up to ',' / space / end (RUNTIME lines: "dev_id=0, stream_id=50").
 std::optional<std::string_view> KeyValue(std::string_view s, std::string_view key);
+
+// Calls fn(key, value) for every "key[value]" in s, in one pass; key is the run of letters,
+// digits, '_' and ' ' before the '[' (trimmed), e.g. "streamId", "host ip".
+template <typename Fn>
+void ForEachField(std::string_view s, Fn&& fn) {
+  size_t p = 0;
+  while (p < s.size()) {
+    size_t b = s.find('[', p);
+    if (b == std::string_view::npos) return;
+    size_t k = b;
+    auto keyc = [](char c) {
+      return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' || c == ' ';
+    };
+    while (k > p && keyc(s[k - 1])) --k;
+    while (k < b && s[k] == ' ') ++k;
+    size_t e = s.find(']', b + 1);
+    std::string_view value = e == std::string_view::npos ? s.substr(b + 1) : s.substr(b + 1, e - b - 1);
+    fn(s.substr(k, b - k), value);
+    if (e == std::string_view::npos) return;
+    p = e + 1;
+  }
+}
 
 std::optional<int64_t> ToInt(std::string_view s);      // decimal, optional sign, trims spaces
 std::optional<uint64_t> ToHex(std::string_view s);     // "0x12c0c0013000" or bare hex
