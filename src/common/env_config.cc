@@ -178,6 +178,60 @@ std::string DefaultLogRoot() {
   return HomeDir() + "/ascend/log";
 }
 
+// HCCL_DFS_CONFIG: returns "" when every item is known and valid (and fills cfg), else the
+// expectation text for EI0001.
+std::string ParseDfsConfig(const std::string& v, EnvConfig* cfg) {
+  const std::string expected =
+      "comma-separated items connection_fault_detection_time:<0 or 20..7200>, "
+      "cluster_heartbeat:<on|off>, stuck_detection:<on|off>, inconsistent_check:<on|first|off>, "
+      "task_monitor_interval:<0..7200000>";
+  EnvConfig tmp = *cfg;
+  size_t pos = 0;
+  while (pos <= v.size()) {
+    size_t comma = v.find(',', pos);
+    if (comma == std::string::npos) comma = v.size();
+    const std::string item = Trim(std::string_view(v).substr(pos, comma - pos));
+    pos = comma + 1;
+    if (item.empty()) continue;
+    const size_t colon = item.find(':');
+    if (colon == std::string::npos) return expected;
+    const std::string key = Trim(std::string_view(item).substr(0, colon));
+    const std::string val = Trim(std::string_view(item).substr(colon + 1));
+    auto on_off = [&](bool* field) {
+      if (val == "on") *field = true;
+      else if (val == "off") *field = false;
+      else return false;
+      return true;
+    };
+    uint64_t n = 0;
+    if (key == "inconsistent_check") {
+      // HCCL also accepts "first" (check an op's first call only); Vigil's check is cheap
+      // enough to run on every call, so it counts as on.
+      if (val == "first") {
+        tmp.inconsistent_check = true;
+      } else if (!on_off(&tmp.inconsistent_check)) {
+        return expected;
+      }
+    } else if (key == "cluster_heartbeat") {
+      if (!on_off(&tmp.cluster_heartbeat)) return expected;
+    } else if (key == "stuck_detection") {
+      if (!on_off(&tmp.stuck_detection)) return expected;
+    } else if (key == "connection_fault_detection_time") {
+      if (!ParseU64(val, &n) || (n != 0 && (n < 20 || n > 7200))) return expected;
+      tmp.connection_fault_detection_s = static_cast<uint32_t>(n);
+    } else if (key == "task_monitor_interval") {
+      if (!ParseU64(val, &n) || n > 7200000) return expected;
+    } else {
+      return expected;
+    }
+  }
+  cfg->connection_fault_detection_s = tmp.connection_fault_detection_s;
+  cfg->cluster_heartbeat = tmp.cluster_heartbeat;
+  cfg->stuck_detection = tmp.stuck_detection;
+  cfg->inconsistent_check = tmp.inconsistent_check;
+  return "";
+}
+
 std::string CheckIp(const std::string& v) {
   unsigned char buf[sizeof(struct in6_addr)];
   if (inet_pton(AF_INET, v.c_str(), buf) == 1 || inet_pton(AF_INET6, v.c_str(), buf) == 1) {
@@ -206,6 +260,8 @@ bool EnvConfig::Load(std::string* error) {
   l.String("HCCL_SOCKET_IFNAME", &socket_ifname, [](const std::string&) { return std::string(); });
   l.Uint("HCCL_IF_BASE_PORT", &if_base_port, 0, 65504);
   l.Bool("HCCL_WHITELIST_DISABLE", &whitelist_disable);
+  l.String("HCCL_DFS_CONFIG", &dfs_config,
+           [this](const std::string& v) { return ParseDfsConfig(v, this); });
   // CANN log variables.
   log_path = DefaultLogRoot();
   l.String("ASCEND_PROCESS_LOG_PATH", &log_path, [](const std::string&) { return std::string(); });

@@ -25,6 +25,14 @@ struct EnvConfig {
   std::string socket_ifname;            // HCCL_SOCKET_IFNAME
   uint32_t if_base_port = 60000;        // HCCL_IF_BASE_PORT, [0, 65504]; 0 = kernel-chosen port
   bool whitelist_disable = true;        // HCCL_WHITELIST_DISABLE
+  // HCCL_DFS_CONFIG "key:value,..." (HCCL's syntax): connection_fault_detection_time (0 or
+  // [20, 7200] s), cluster_heartbeat on/off, stuck_detection on/off, inconsistent_check on/off,
+  // task_monitor_interval [0, 7200000] ms. Vigil checks op consistency by default (HCCL: off).
+  std::string dfs_config;
+  uint32_t connection_fault_detection_s = 20;
+  bool cluster_heartbeat = true;
+  bool stuck_detection = true;
+  bool inconsistent_check = true;
   // CANN log variables.
   std::string log_path;                 // ASCEND_PROCESS_LOG_PATH, else $ASCEND_WORK_PATH/log, else $HOME/ascend/log
   int global_log_level = 3;             // ASCEND_GLOBAL_LOG_LEVEL, [0, 4]: 0 debug .. 3 error, 4 null

@@ -28,4 +28,12 @@ bool ParsePlogTime(const std::string& text, WallClock::time_point* out);
 // Microseconds since the epoch (identifiers, flight recorder).
 uint64_t NowMicros();
 
+// The formatters never call localtime_r on the hot path (glibc's zone lock is not fork-safe):
+// the UTC offset is cached per 15 minutes and refreshed under a mutex held across fork().
+// Registers that mutex's fork handlers now; the plog writer calls it before registering its
+// own, so its lock is always taken first (its file-name stamps are formatted under it).
+void InitTimeZoneCache();
+// Tests only: forget the cached offset (after changing TZ).
+void ResetTimeZoneCacheForTesting();
+
 }  // namespace vigil

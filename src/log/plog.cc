@@ -66,6 +66,9 @@ State& GetState() {
   // Leaked on purpose: lines may be written from other static destructors.
   static State* state = [] {
     auto* s = new State;
+    // Time's fork handlers first: prepare handlers run in reverse order, so ours locks the
+    // state mutex before time's locks the zone mutex, the order OpenLocked takes them in.
+    InitTimeZoneCache();
     g_pid.store(static_cast<int>(getpid()), std::memory_order_relaxed);
     pthread_atfork(AtForkPrepare, AtForkParent, AtForkChild);
     return s;

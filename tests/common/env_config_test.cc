@@ -221,6 +221,42 @@ TEST_F(EnvConfigTest, EachVariableGoodAndBad) {
   }
 }
 
+TEST_F(EnvConfigTest, DfsConfig) {
+  EnvConfig cfg;
+  std::string error;
+  ASSERT_TRUE(cfg.Load(&error));
+  EXPECT_EQ(cfg.connection_fault_detection_s, 20u);
+  EXPECT_TRUE(cfg.cluster_heartbeat);
+  EXPECT_TRUE(cfg.stuck_detection);
+  EXPECT_TRUE(cfg.inconsistent_check);
+
+  ASSERT_TRUE(LoadWith("HCCL_DFS_CONFIG",
+                       "connection_fault_detection_time:0, cluster_heartbeat:off,"
+                       "stuck_detection:off,inconsistent_check:off,task_monitor_interval:100",
+                       &cfg, &error))
+      << error;
+  EXPECT_EQ(cfg.connection_fault_detection_s, 0u);
+  EXPECT_FALSE(cfg.cluster_heartbeat);
+  EXPECT_FALSE(cfg.stuck_detection);
+  EXPECT_FALSE(cfg.inconsistent_check);
+  EXPECT_TRUE(FindEcho(cfg, "HCCL_DFS_CONFIG")->from_env);
+
+  ASSERT_TRUE(LoadWith("HCCL_DFS_CONFIG", "inconsistent_check:first", &cfg, &error)) << error;
+  EXPECT_TRUE(cfg.inconsistent_check);
+  ASSERT_TRUE(LoadWith("HCCL_DFS_CONFIG", "connection_fault_detection_time:7200", &cfg, &error));
+  EXPECT_EQ(cfg.connection_fault_detection_s, 7200u);
+
+  for (const char* bad : {"connection_fault_detection_time:10", "cluster_heartbeat:maybe",
+                          "unknown_key:1", "cluster_heartbeat", "task_monitor_interval:-1",
+                          "connection_fault_detection_time:7201"}) {
+    EXPECT_FALSE(LoadWith("HCCL_DFS_CONFIG", bad, &cfg, &error)) << bad;
+    EXPECT_NE(error.find("HCCL_DFS_CONFIG"), std::string::npos) << error;
+    // A bad spec changes nothing: every switch keeps its default.
+    EXPECT_EQ(cfg.connection_fault_detection_s, 20u) << bad;
+    EXPECT_TRUE(cfg.cluster_heartbeat) << bad;
+  }
+}
+
 TEST_F(EnvConfigTest, RangeInMessage) {
   EnvConfig cfg;
   std::string error;

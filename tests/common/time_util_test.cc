@@ -2,7 +2,9 @@
 
 #include <gtest/gtest.h>
 
+#include <cstdlib>
 #include <ctime>
+#include <vector>
 
 namespace vigil {
 namespace {
@@ -56,6 +58,43 @@ TEST(TimeUtil, ParseRejectsMalformed) {
                           "2025-10-24-11:18:29.597.044x", "garbage"}) {
     EXPECT_FALSE(ParsePlogTime(bad, &parsed)) << bad;
   }
+}
+
+// The formatters compute local time themselves (cached offset + calendar arithmetic); they must
+// agree with localtime_r in zones with DST and odd offsets, across transitions and leap days.
+TEST(TimeUtil, AgreesWithLocaltimeInManyZones) {
+  const char* saved = std::getenv("TZ");
+  const std::string saved_tz = saved != nullptr ? saved : "";
+  for (const char* zone : {"UTC", "Europe/Berlin", "America/New_York", "Asia/Kathmandu",
+                           "Australia/Lord_Howe", "America/St_Johns"}) {
+    setenv("TZ", zone, 1);
+    ResetTimeZoneCacheForTesting();
+    // 2023-12-31 .. 2025-01-02 in steps of 7h13m17s (hits both DST transitions and Feb 29),
+    // plus the second around each of the 2024 EU/US transitions.
+    std::vector<int64_t> instants;
+    for (int64_t t = 1703980800; t < 1735776000; t += 7 * 3600 + 13 * 60 + 17) instants.push_back(t);
+    for (int64_t t : {1711846799LL, 1711846800LL, 1729990799LL, 1729990800LL, 1710054000LL,
+                      1710053999LL, 1730613600LL, 1730613599LL, 1709164800LL, 0LL}) {
+      instants.push_back(t);
+    }
+    for (int64_t t : instants) {
+      const time_t tt = static_cast<time_t>(t);
+      struct tm tm {};
+      localtime_r(&tt, &tm);
+      char want[64], want_c[64];
+      std::strftime(want, sizeof(want), "%Y-%m-%d-%H:%M:%S", &tm);
+      std::strftime(want_c, sizeof(want_c), "%a %b %e %H:%M:%S %Y", &tm);
+      const auto tp = WallClock::time_point(std::chrono::seconds(t) + std::chrono::microseconds(123456));
+      EXPECT_EQ(FormatPlogTime(tp), std::string(want) + ".123.456") << zone << " " << t;
+      EXPECT_EQ(FormatCTime(tp), want_c) << zone << " " << t;
+    }
+  }
+  if (saved != nullptr) {
+    setenv("TZ", saved_tz.c_str(), 1);
+  } else {
+    unsetenv("TZ");
+  }
+  ResetTimeZoneCacheForTesting();
 }
 
 TEST(TimeUtil, NowMicrosAdvances) {
