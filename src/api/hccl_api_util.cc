@@ -31,7 +31,10 @@ HcclResult EnsureProcessReady(std::string_view api) {
   });
   if (!EnvLoadError().empty()) {
     static std::once_flag screen_once;
-    std::call_once(screen_once, [] { log::ScreenError("EI0001", {EnvLoadError()}); });
+    std::call_once(screen_once, [] {
+      const auto& bad = Env().invalid;
+      if (!bad.empty()) log::ScreenError("EI0001", {bad[0].value, bad[0].name, bad[0].expected});
+    });
     HCCL_ERROR("[InitGroupStage][EnvConfig][{}]{}, return HCCL_E_PARA", api, EnvLoadError());
     return HCCL_E_PARA;
   }
