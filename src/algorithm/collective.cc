@@ -18,12 +18,18 @@ using namespace detail;  // the algorithm bodies
 
 const char* AlgoName(Algo algo) {
   switch (algo) {
-    case Algo::kRing: return "ring";
-    case Algo::kMesh: return "fullmesh";
-    case Algo::kHalvingDoubling: return "H-D";
-    case Algo::kPairwise: return "pairwise";
-    case Algo::kStar: return "star";
-    case Algo::kAuto: break;
+    case Algo::kRing:
+      return "ring";
+    case Algo::kMesh:
+      return "fullmesh";
+    case Algo::kHalvingDoubling:
+      return "H-D";
+    case Algo::kPairwise:
+      return "pairwise";
+    case Algo::kStar:
+      return "star";
+    case Algo::kAuto:
+      break;
   }
   return "auto";
 }
@@ -47,7 +53,8 @@ std::vector<std::string> Split(const std::string& s, char sep) {
   size_t start = 0;
   while (true) {
     const size_t pos = s.find(sep, start);
-    out.push_back(Trim(s.substr(start, pos == std::string::npos ? std::string::npos : pos - start)));
+    out.push_back(
+        Trim(s.substr(start, pos == std::string::npos ? std::string::npos : pos - start)));
     if (pos == std::string::npos) break;
     start = pos + 1;
   }
@@ -136,7 +143,9 @@ Algo ForcedFor(const char* op, std::initializer_list<Algo> allowed) {
   return f.algo;
 }
 
-bool IsPow2(uint32_t n) { return n != 0 && (n & (n - 1)) == 0; }
+bool IsPow2(uint32_t n) {
+  return n != 0 && (n & (n - 1)) == 0;
+}
 
 constexpr size_t kSmallBytes = 64u << 10;
 constexpr size_t kHdMaxBytes = 16u << 20;
@@ -161,8 +170,8 @@ bool ParseAlgoName(const std::string& name, Algo* out) {
     *out = Algo::kRing;
   } else if (n == "fullmesh" || n == "mesh") {
     *out = Algo::kMesh;
-  } else if (n == "h-d" || n == "hd" || n == "h-d_r" || n == "rhd" || n == "nhr" ||
-             n == "nhr_v1" || n == "nb" || n == "ahc" || n == "ahc_broke") {
+  } else if (n == "h-d" || n == "hd" || n == "h-d_r" || n == "rhd" || n == "nhr" || n == "nhr_v1" ||
+             n == "nb" || n == "ahc" || n == "ahc_broke") {
     *out = Algo::kHalvingDoubling;
   } else if (n == "pairwise") {
     *out = Algo::kPairwise;
@@ -177,8 +186,8 @@ bool ParseAlgoName(const std::string& name, Algo* out) {
 }
 
 Algo ChooseAllReduce(uint32_t nranks, size_t bytes) {
-  const Algo forced = ForcedFor("allreduce", {Algo::kRing, Algo::kMesh, Algo::kHalvingDoubling,
-                                              Algo::kStar});
+  const Algo forced =
+      ForcedFor("allreduce", {Algo::kRing, Algo::kMesh, Algo::kHalvingDoubling, Algo::kStar});
   if (forced != Algo::kAuto) return forced;
   if (nranks <= 1) return Algo::kRing;
   if (bytes <= kSmallBytes) return Algo::kHalvingDoubling;
@@ -222,10 +231,10 @@ std::vector<uint32_t> PeersFor(CollOp op, Algo algo, uint32_t rank, uint32_t siz
   auto add = [&](uint32_t peer) {
     if (peer != rank && peer < size) peers.push_back(peer);
   };
-  const bool ring_like = op == CollOp::kAllGatherV || op == CollOp::kReduceScatterV ||
-                         (algo == Algo::kRing && (op == CollOp::kAllReduce ||
-                                                  op == CollOp::kAllGather ||
-                                                  op == CollOp::kReduceScatter));
+  const bool ring_like =
+      op == CollOp::kAllGatherV || op == CollOp::kReduceScatterV ||
+      (algo == Algo::kRing &&
+       (op == CollOp::kAllReduce || op == CollOp::kAllGather || op == CollOp::kReduceScatter));
   if (size <= 1) return peers;
   if (ring_like) {
     add((rank + 1) % size);
@@ -272,10 +281,14 @@ HcclResult AllReduce(Algo algo, Group& g, const void* send, void* recv, uint64_t
   const char* s = static_cast<const char*>(send);
   char* d = static_cast<char*>(recv);
   switch (algo) {
-    case Algo::kMesh: return MeshAllReduce(c, s, d, count);
-    case Algo::kHalvingDoubling: return HdAllReduce(c, s, d, count);
-    case Algo::kStar: return StarAllReduce(c, s, d, count);
-    default: return RingAllReduce(c, s, d, count);
+    case Algo::kMesh:
+      return MeshAllReduce(c, s, d, count);
+    case Algo::kHalvingDoubling:
+      return HdAllReduce(c, s, d, count);
+    case Algo::kStar:
+      return StarAllReduce(c, s, d, count);
+    default:
+      return RingAllReduce(c, s, d, count);
   }
 }
 

@@ -68,8 +68,16 @@ Algo ChooseReduce(uint32_t nranks, size_t bytes);
 
 // The operations, for PeersFor.
 enum class CollOp {
-  kAllReduce, kReduceScatter, kAllGather, kBroadcast, kReduce, kScatter, kAllGatherV,
-  kReduceScatterV, kAlltoAllV, kBarrier,
+  kAllReduce,
+  kReduceScatter,
+  kAllGather,
+  kBroadcast,
+  kReduce,
+  kScatter,
+  kAllGatherV,
+  kReduceScatterV,
+  kAlltoAllV,
+  kBarrier,
 };
 // The members `rank` exchanges data with when running `op` with `algo` (kAuto: every member).
 // Ring: the two neighbours; Barrier: rank +- 2^k; H-D AllReduce: its fold and exchange partners;
@@ -105,7 +113,8 @@ HcclResult AllGatherV(Group& g, const void* send, uint64_t send_count, void* rec
 HcclResult ReduceScatterV(Group& g, const void* send, const uint64_t* send_counts,
                           const uint64_t* send_displs, void* recv, uint64_t recv_count,
                           HcclDataType type, HcclReduceOp op, Scratch scratch, AlgResult* result);
-// Counts and displacements in elements; pairwise exchange (step k: send to rank+k, recv from rank-k).
+// Counts and displacements in elements; pairwise exchange (step k: send to rank+k, recv from
+// rank-k).
 HcclResult AlltoAllV(Group& g, const void* send, const uint64_t* send_counts,
                      const uint64_t* send_displs, HcclDataType send_type, void* recv,
                      const uint64_t* recv_counts, const uint64_t* recv_displs,

@@ -15,8 +15,8 @@ constexpr size_t kDoublingMaxBytes = 64u << 10;
 
 // Sends a[0..sn) and receives b[0..rn) (elements) through scratch pieces, reducing
 // recv_at[i] = base_at[i] (op) received[i] for the received range.
-HcclResult ExchangeReduce(Ctx& c, uint32_t peer, const char* sendp, uint64_t sn, const char* base_at,
-                          char* recv_at, uint64_t rn, uint64_t piece) {
+HcclResult ExchangeReduce(Ctx& c, uint32_t peer, const char* sendp, uint64_t sn,
+                          const char* base_at, char* recv_at, uint64_t rn, uint64_t piece) {
   const size_t es = c.esize();
   HcclResult hr = HCCL_SUCCESS;
   const uint64_t span = std::max(sn, rn);

@@ -16,7 +16,8 @@ HcclResult PairwiseAlltoAllV(Ctx& c, const char* send, const uint64_t* send_coun
   if (self_bytes != recv_counts[r] * recv_es) {
     return c.Fail(HCCL_E_PARA, "alltoallv: send and receive sizes to self differ");
   }
-  HcclResult hr = c.Copy(recv + recv_displs[r] * recv_es, send + send_displs[r] * send_es, self_bytes);
+  HcclResult hr =
+      c.Copy(recv + recv_displs[r] * recv_es, send + send_displs[r] * send_es, self_bytes);
   if (hr != HCCL_SUCCESS) return hr;
   for (uint32_t k = 1; k < p; ++k) {
     const uint32_t to = (r + k) % p;

@@ -21,8 +21,12 @@ namespace {
 
 // ---- scalar conversions (inline so the fp16/bf16 loops can use them) ----
 
-inline float BitsToFloat(uint32_t u) { return std::bit_cast<float>(u); }
-inline uint32_t FloatToBits(float f) { return std::bit_cast<uint32_t>(f); }
+inline float BitsToFloat(uint32_t u) {
+  return std::bit_cast<float>(u);
+}
+inline uint32_t FloatToBits(float f) {
+  return std::bit_cast<uint32_t>(f);
+}
 
 inline float HalfToFloatInline(uint16_t h) {
   const uint32_t sign = static_cast<uint32_t>(h & 0x8000u) << 16;
@@ -57,7 +61,9 @@ inline uint16_t FloatToHalfInline(float f) {
   return static_cast<uint16_t>(sign | (FloatToBits(shifted) - 0x3f000000u));
 }
 
-inline float Bf16ToFloatInline(uint16_t b) { return BitsToFloat(static_cast<uint32_t>(b) << 16); }
+inline float Bf16ToFloatInline(uint16_t b) {
+  return BitsToFloat(static_cast<uint32_t>(b) << 16);
+}
 
 // Branch-free so the bf16 loops vectorise.
 inline uint16_t FloatToBf16Inline(float f) {
@@ -75,32 +81,49 @@ using Wide = std::conditional_t<(sizeof(T) < 4), uint32_t, std::make_unsigned_t<
 
 struct OpSum {
   template <typename T>
-  static T Int(T a, T b) { return static_cast<T>(static_cast<Wide<T>>(a) + static_cast<Wide<T>>(b)); }
+  static T Int(T a, T b) {
+    return static_cast<T>(static_cast<Wide<T>>(a) + static_cast<Wide<T>>(b));
+  }
   template <typename F>
-  static F Fp(F a, F b) { return a + b; }
+  static F Fp(F a, F b) {
+    return a + b;
+  }
 };
 struct OpProd {
   template <typename T>
-  static T Int(T a, T b) { return static_cast<T>(static_cast<Wide<T>>(a) * static_cast<Wide<T>>(b)); }
+  static T Int(T a, T b) {
+    return static_cast<T>(static_cast<Wide<T>>(a) * static_cast<Wide<T>>(b));
+  }
   template <typename F>
-  static F Fp(F a, F b) { return a * b; }
+  static F Fp(F a, F b) {
+    return a * b;
+  }
 };
 // Max/min propagate NaN (either side NaN gives NaN), as torch.maximum does.
 struct OpMax {
   template <typename T>
-  static T Int(T a, T b) { return a > b ? a : b; }
+  static T Int(T a, T b) {
+    return a > b ? a : b;
+  }
   template <typename F>
-  static F Fp(F a, F b) { return (a > b || a != a) ? a : b; }
+  static F Fp(F a, F b) {
+    return (a > b || a != a) ? a : b;
+  }
 };
 struct OpMin {
   template <typename T>
-  static T Int(T a, T b) { return a < b ? a : b; }
+  static T Int(T a, T b) {
+    return a < b ? a : b;
+  }
   template <typename F>
-  static F Fp(F a, F b) { return (a < b || a != a) ? a : b; }
+  static F Fp(F a, F b) {
+    return (a < b || a != a) ? a : b;
+  }
 };
 
 template <typename Op, typename T>
-VIGIL_INLINE void IntLoop(T* __restrict dst, const T* __restrict a, const T* __restrict b, size_t n) {
+VIGIL_INLINE void IntLoop(T* __restrict dst, const T* __restrict a, const T* __restrict b,
+                          size_t n) {
   for (size_t i = 0; i < n; ++i) dst[i] = Op::template Int<T>(a[i], b[i]);
 }
 template <typename Op, typename T>
@@ -108,7 +131,8 @@ VIGIL_INLINE void IntLoopInto(T* __restrict dst, const T* __restrict src, size_t
   for (size_t i = 0; i < n; ++i) dst[i] = Op::template Int<T>(dst[i], src[i]);
 }
 template <typename Op, typename F>
-VIGIL_INLINE void FpLoop(F* __restrict dst, const F* __restrict a, const F* __restrict b, size_t n) {
+VIGIL_INLINE void FpLoop(F* __restrict dst, const F* __restrict a, const F* __restrict b,
+                         size_t n) {
   for (size_t i = 0; i < n; ++i) dst[i] = Op::template Fp<F>(a[i], b[i]);
 }
 template <typename Op, typename F>
@@ -116,29 +140,33 @@ VIGIL_INLINE void FpLoopInto(F* __restrict dst, const F* __restrict src, size_t 
   for (size_t i = 0; i < n; ++i) dst[i] = Op::template Fp<F>(dst[i], src[i]);
 }
 template <typename Op>
-VIGIL_INLINE void Bf16Loop(uint16_t* __restrict dst, const uint16_t* __restrict a, const uint16_t* __restrict b,
-              size_t n) {
+VIGIL_INLINE void Bf16Loop(uint16_t* __restrict dst, const uint16_t* __restrict a,
+                           const uint16_t* __restrict b, size_t n) {
   for (size_t i = 0; i < n; ++i) {
-    dst[i] = FloatToBf16Inline(Op::template Fp<float>(Bf16ToFloatInline(a[i]), Bf16ToFloatInline(b[i])));
+    dst[i] =
+        FloatToBf16Inline(Op::template Fp<float>(Bf16ToFloatInline(a[i]), Bf16ToFloatInline(b[i])));
   }
 }
 template <typename Op>
 VIGIL_INLINE void Bf16LoopInto(uint16_t* __restrict dst, const uint16_t* __restrict src, size_t n) {
   for (size_t i = 0; i < n; ++i) {
-    dst[i] = FloatToBf16Inline(Op::template Fp<float>(Bf16ToFloatInline(dst[i]), Bf16ToFloatInline(src[i])));
+    dst[i] = FloatToBf16Inline(
+        Op::template Fp<float>(Bf16ToFloatInline(dst[i]), Bf16ToFloatInline(src[i])));
   }
 }
 template <typename Op>
-VIGIL_INLINE void HalfLoop(uint16_t* __restrict dst, const uint16_t* __restrict a, const uint16_t* __restrict b,
-              size_t n) {
+VIGIL_INLINE void HalfLoop(uint16_t* __restrict dst, const uint16_t* __restrict a,
+                           const uint16_t* __restrict b, size_t n) {
   for (size_t i = 0; i < n; ++i) {
-    dst[i] = FloatToHalfInline(Op::template Fp<float>(HalfToFloatInline(a[i]), HalfToFloatInline(b[i])));
+    dst[i] =
+        FloatToHalfInline(Op::template Fp<float>(HalfToFloatInline(a[i]), HalfToFloatInline(b[i])));
   }
 }
 template <typename Op>
 VIGIL_INLINE void HalfLoopInto(uint16_t* __restrict dst, const uint16_t* __restrict src, size_t n) {
   for (size_t i = 0; i < n; ++i) {
-    dst[i] = FloatToHalfInline(Op::template Fp<float>(HalfToFloatInline(dst[i]), HalfToFloatInline(src[i])));
+    dst[i] = FloatToHalfInline(
+        Op::template Fp<float>(HalfToFloatInline(dst[i]), HalfToFloatInline(src[i])));
   }
 }
 
@@ -154,8 +182,10 @@ template <typename Op>
   while (n - i >= 8) {
     const size_t m = std::min<size_t>(256, (n - i) & ~static_cast<size_t>(7));
     for (size_t j = 0; j < m; j += 8) {
-      _mm256_store_ps(fa + j, _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(a + i + j))));
-      _mm256_store_ps(fb + j, _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(b + i + j))));
+      _mm256_store_ps(
+          fa + j, _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(a + i + j))));
+      _mm256_store_ps(
+          fb + j, _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(b + i + j))));
     }
     for (size_t j = 0; j < m; ++j) fa[j] = Op::template Fp<float>(fa[j], fb[j]);
     for (size_t j = 0; j < m; j += 8) {
@@ -165,7 +195,8 @@ template <typename Op>
     i += m;
   }
   for (; i < n; ++i) {
-    dst[i] = FloatToHalfInline(Op::template Fp<float>(HalfToFloatInline(a[i]), HalfToFloatInline(b[i])));
+    dst[i] =
+        FloatToHalfInline(Op::template Fp<float>(HalfToFloatInline(a[i]), HalfToFloatInline(b[i])));
   }
 }
 
@@ -189,38 +220,77 @@ void HalfDispatch(uint16_t* dst, const uint16_t* a, const uint16_t* b, size_t n)
 template <typename Op>
 VIGIL_INLINE void Dispatch2(void* dst, const void* a, const void* b, size_t n, HcclDataType type) {
   switch (type) {
-    case HCCL_DATA_TYPE_INT8: return IntLoop<Op>(static_cast<int8_t*>(dst), static_cast<const int8_t*>(a), static_cast<const int8_t*>(b), n);
-    case HCCL_DATA_TYPE_INT16: return IntLoop<Op>(static_cast<int16_t*>(dst), static_cast<const int16_t*>(a), static_cast<const int16_t*>(b), n);
-    case HCCL_DATA_TYPE_INT32: return IntLoop<Op>(static_cast<int32_t*>(dst), static_cast<const int32_t*>(a), static_cast<const int32_t*>(b), n);
-    case HCCL_DATA_TYPE_INT64: return IntLoop<Op>(static_cast<int64_t*>(dst), static_cast<const int64_t*>(a), static_cast<const int64_t*>(b), n);
-    case HCCL_DATA_TYPE_UINT8: return IntLoop<Op>(static_cast<uint8_t*>(dst), static_cast<const uint8_t*>(a), static_cast<const uint8_t*>(b), n);
-    case HCCL_DATA_TYPE_UINT16: return IntLoop<Op>(static_cast<uint16_t*>(dst), static_cast<const uint16_t*>(a), static_cast<const uint16_t*>(b), n);
-    case HCCL_DATA_TYPE_UINT32: return IntLoop<Op>(static_cast<uint32_t*>(dst), static_cast<const uint32_t*>(a), static_cast<const uint32_t*>(b), n);
-    case HCCL_DATA_TYPE_UINT64: return IntLoop<Op>(static_cast<uint64_t*>(dst), static_cast<const uint64_t*>(a), static_cast<const uint64_t*>(b), n);
-    case HCCL_DATA_TYPE_FP32: return FpLoop<Op>(static_cast<float*>(dst), static_cast<const float*>(a), static_cast<const float*>(b), n);
-    case HCCL_DATA_TYPE_FP64: return FpLoop<Op>(static_cast<double*>(dst), static_cast<const double*>(a), static_cast<const double*>(b), n);
-    case HCCL_DATA_TYPE_FP16: return HalfDispatch<Op>(static_cast<uint16_t*>(dst), static_cast<const uint16_t*>(a), static_cast<const uint16_t*>(b), n);
-    case HCCL_DATA_TYPE_BFP16: return Bf16Loop<Op>(static_cast<uint16_t*>(dst), static_cast<const uint16_t*>(a), static_cast<const uint16_t*>(b), n);
-    default: return;  // unsupported types are rejected before any kernel runs
+    case HCCL_DATA_TYPE_INT8:
+      return IntLoop<Op>(static_cast<int8_t*>(dst), static_cast<const int8_t*>(a),
+                         static_cast<const int8_t*>(b), n);
+    case HCCL_DATA_TYPE_INT16:
+      return IntLoop<Op>(static_cast<int16_t*>(dst), static_cast<const int16_t*>(a),
+                         static_cast<const int16_t*>(b), n);
+    case HCCL_DATA_TYPE_INT32:
+      return IntLoop<Op>(static_cast<int32_t*>(dst), static_cast<const int32_t*>(a),
+                         static_cast<const int32_t*>(b), n);
+    case HCCL_DATA_TYPE_INT64:
+      return IntLoop<Op>(static_cast<int64_t*>(dst), static_cast<const int64_t*>(a),
+                         static_cast<const int64_t*>(b), n);
+    case HCCL_DATA_TYPE_UINT8:
+      return IntLoop<Op>(static_cast<uint8_t*>(dst), static_cast<const uint8_t*>(a),
+                         static_cast<const uint8_t*>(b), n);
+    case HCCL_DATA_TYPE_UINT16:
+      return IntLoop<Op>(static_cast<uint16_t*>(dst), static_cast<const uint16_t*>(a),
+                         static_cast<const uint16_t*>(b), n);
+    case HCCL_DATA_TYPE_UINT32:
+      return IntLoop<Op>(static_cast<uint32_t*>(dst), static_cast<const uint32_t*>(a),
+                         static_cast<const uint32_t*>(b), n);
+    case HCCL_DATA_TYPE_UINT64:
+      return IntLoop<Op>(static_cast<uint64_t*>(dst), static_cast<const uint64_t*>(a),
+                         static_cast<const uint64_t*>(b), n);
+    case HCCL_DATA_TYPE_FP32:
+      return FpLoop<Op>(static_cast<float*>(dst), static_cast<const float*>(a),
+                        static_cast<const float*>(b), n);
+    case HCCL_DATA_TYPE_FP64:
+      return FpLoop<Op>(static_cast<double*>(dst), static_cast<const double*>(a),
+                        static_cast<const double*>(b), n);
+    case HCCL_DATA_TYPE_FP16:
+      return HalfDispatch<Op>(static_cast<uint16_t*>(dst), static_cast<const uint16_t*>(a),
+                              static_cast<const uint16_t*>(b), n);
+    case HCCL_DATA_TYPE_BFP16:
+      return Bf16Loop<Op>(static_cast<uint16_t*>(dst), static_cast<const uint16_t*>(a),
+                          static_cast<const uint16_t*>(b), n);
+    default:
+      return;  // unsupported types are rejected before any kernel runs
   }
 }
 
 template <typename Op>
 VIGIL_INLINE void DispatchInto(void* dst, const void* src, size_t n, HcclDataType type) {
   switch (type) {
-    case HCCL_DATA_TYPE_INT8: return IntLoopInto<Op>(static_cast<int8_t*>(dst), static_cast<const int8_t*>(src), n);
-    case HCCL_DATA_TYPE_INT16: return IntLoopInto<Op>(static_cast<int16_t*>(dst), static_cast<const int16_t*>(src), n);
-    case HCCL_DATA_TYPE_INT32: return IntLoopInto<Op>(static_cast<int32_t*>(dst), static_cast<const int32_t*>(src), n);
-    case HCCL_DATA_TYPE_INT64: return IntLoopInto<Op>(static_cast<int64_t*>(dst), static_cast<const int64_t*>(src), n);
-    case HCCL_DATA_TYPE_UINT8: return IntLoopInto<Op>(static_cast<uint8_t*>(dst), static_cast<const uint8_t*>(src), n);
-    case HCCL_DATA_TYPE_UINT16: return IntLoopInto<Op>(static_cast<uint16_t*>(dst), static_cast<const uint16_t*>(src), n);
-    case HCCL_DATA_TYPE_UINT32: return IntLoopInto<Op>(static_cast<uint32_t*>(dst), static_cast<const uint32_t*>(src), n);
-    case HCCL_DATA_TYPE_UINT64: return IntLoopInto<Op>(static_cast<uint64_t*>(dst), static_cast<const uint64_t*>(src), n);
-    case HCCL_DATA_TYPE_FP32: return FpLoopInto<Op>(static_cast<float*>(dst), static_cast<const float*>(src), n);
-    case HCCL_DATA_TYPE_FP64: return FpLoopInto<Op>(static_cast<double*>(dst), static_cast<const double*>(src), n);
-    case HCCL_DATA_TYPE_FP16: return HalfDispatch<Op>(static_cast<uint16_t*>(dst), static_cast<uint16_t*>(dst), static_cast<const uint16_t*>(src), n);
-    case HCCL_DATA_TYPE_BFP16: return Bf16LoopInto<Op>(static_cast<uint16_t*>(dst), static_cast<const uint16_t*>(src), n);
-    default: return;
+    case HCCL_DATA_TYPE_INT8:
+      return IntLoopInto<Op>(static_cast<int8_t*>(dst), static_cast<const int8_t*>(src), n);
+    case HCCL_DATA_TYPE_INT16:
+      return IntLoopInto<Op>(static_cast<int16_t*>(dst), static_cast<const int16_t*>(src), n);
+    case HCCL_DATA_TYPE_INT32:
+      return IntLoopInto<Op>(static_cast<int32_t*>(dst), static_cast<const int32_t*>(src), n);
+    case HCCL_DATA_TYPE_INT64:
+      return IntLoopInto<Op>(static_cast<int64_t*>(dst), static_cast<const int64_t*>(src), n);
+    case HCCL_DATA_TYPE_UINT8:
+      return IntLoopInto<Op>(static_cast<uint8_t*>(dst), static_cast<const uint8_t*>(src), n);
+    case HCCL_DATA_TYPE_UINT16:
+      return IntLoopInto<Op>(static_cast<uint16_t*>(dst), static_cast<const uint16_t*>(src), n);
+    case HCCL_DATA_TYPE_UINT32:
+      return IntLoopInto<Op>(static_cast<uint32_t*>(dst), static_cast<const uint32_t*>(src), n);
+    case HCCL_DATA_TYPE_UINT64:
+      return IntLoopInto<Op>(static_cast<uint64_t*>(dst), static_cast<const uint64_t*>(src), n);
+    case HCCL_DATA_TYPE_FP32:
+      return FpLoopInto<Op>(static_cast<float*>(dst), static_cast<const float*>(src), n);
+    case HCCL_DATA_TYPE_FP64:
+      return FpLoopInto<Op>(static_cast<double*>(dst), static_cast<const double*>(src), n);
+    case HCCL_DATA_TYPE_FP16:
+      return HalfDispatch<Op>(static_cast<uint16_t*>(dst), static_cast<uint16_t*>(dst),
+                              static_cast<const uint16_t*>(src), n);
+    case HCCL_DATA_TYPE_BFP16:
+      return Bf16LoopInto<Op>(static_cast<uint16_t*>(dst), static_cast<const uint16_t*>(src), n);
+    default:
+      return;
   }
 }
 
@@ -234,22 +304,32 @@ VIGIL_INLINE void DispatchInto(void* dst, const void* src, size_t n, HcclDataTyp
 VIGIL_CLONES void KernelInto(void* dst, const void* src, size_t count, HcclDataType type,
                              HcclReduceOp op) {
   switch (op) {
-    case HCCL_REDUCE_SUM: return DispatchInto<OpSum>(dst, src, count, type);
-    case HCCL_REDUCE_PROD: return DispatchInto<OpProd>(dst, src, count, type);
-    case HCCL_REDUCE_MAX: return DispatchInto<OpMax>(dst, src, count, type);
-    case HCCL_REDUCE_MIN: return DispatchInto<OpMin>(dst, src, count, type);
-    default: return;
+    case HCCL_REDUCE_SUM:
+      return DispatchInto<OpSum>(dst, src, count, type);
+    case HCCL_REDUCE_PROD:
+      return DispatchInto<OpProd>(dst, src, count, type);
+    case HCCL_REDUCE_MAX:
+      return DispatchInto<OpMax>(dst, src, count, type);
+    case HCCL_REDUCE_MIN:
+      return DispatchInto<OpMin>(dst, src, count, type);
+    default:
+      return;
   }
 }
 
 VIGIL_CLONES void Kernel2(void* dst, const void* a, const void* b, size_t count, HcclDataType type,
                           HcclReduceOp op) {
   switch (op) {
-    case HCCL_REDUCE_SUM: return Dispatch2<OpSum>(dst, a, b, count, type);
-    case HCCL_REDUCE_PROD: return Dispatch2<OpProd>(dst, a, b, count, type);
-    case HCCL_REDUCE_MAX: return Dispatch2<OpMax>(dst, a, b, count, type);
-    case HCCL_REDUCE_MIN: return Dispatch2<OpMin>(dst, a, b, count, type);
-    default: return;
+    case HCCL_REDUCE_SUM:
+      return Dispatch2<OpSum>(dst, a, b, count, type);
+    case HCCL_REDUCE_PROD:
+      return Dispatch2<OpProd>(dst, a, b, count, type);
+    case HCCL_REDUCE_MAX:
+      return Dispatch2<OpMax>(dst, a, b, count, type);
+    case HCCL_REDUCE_MIN:
+      return Dispatch2<OpMin>(dst, a, b, count, type);
+    default:
+      return;
   }
 }
 
@@ -262,15 +342,19 @@ bool Overlaps(const void* a, const void* b, size_t bytes) {
 size_t ElemSize(HcclDataType type) {
   switch (type) {
     case HCCL_DATA_TYPE_INT8:
-    case HCCL_DATA_TYPE_UINT8: return 1;
+    case HCCL_DATA_TYPE_UINT8:
+      return 1;
     case HCCL_DATA_TYPE_INT16:
     case HCCL_DATA_TYPE_UINT16:
     case HCCL_DATA_TYPE_FP16:
-    case HCCL_DATA_TYPE_BFP16: return 2;
+    case HCCL_DATA_TYPE_BFP16:
+      return 2;
     case HCCL_DATA_TYPE_INT32:
     case HCCL_DATA_TYPE_UINT32:
-    case HCCL_DATA_TYPE_FP32: return 4;
-    default: return 8;
+    case HCCL_DATA_TYPE_FP32:
+      return 4;
+    default:
+      return 8;
   }
 }
 
@@ -295,10 +379,18 @@ void Bounce(void* dst, const void* a, const void* b, size_t count, HcclDataType 
 
 }  // namespace
 
-float HalfToFloat(uint16_t h) { return HalfToFloatInline(h); }
-uint16_t FloatToHalf(float f) { return FloatToHalfInline(f); }
-float Bf16ToFloat(uint16_t b) { return Bf16ToFloatInline(b); }
-uint16_t FloatToBf16(float f) { return FloatToBf16Inline(f); }
+float HalfToFloat(uint16_t h) {
+  return HalfToFloatInline(h);
+}
+uint16_t FloatToHalf(float f) {
+  return FloatToHalfInline(f);
+}
+float Bf16ToFloat(uint16_t b) {
+  return Bf16ToFloatInline(b);
+}
+uint16_t FloatToBf16(float f) {
+  return FloatToBf16Inline(f);
+}
 
 void ReduceInto(void* dst, const void* src, size_t count, HcclDataType type, HcclReduceOp op) {
   if (count == 0) return;

@@ -28,7 +28,8 @@ HcclResult BatchSendRecv(Ctx& c, const std::vector<P2pItem>& items) {
     const P2pItem& s = *sends[r][i];
     const P2pItem& d = *recvs[r][i];
     const size_t bytes = s.count * DataTypeSize(s.type);
-    if (bytes != d.count * DataTypeSize(d.type)) return c.Fail(HCCL_E_PARA, "send/recv to self size");
+    if (bytes != d.count * DataTypeSize(d.type))
+      return c.Fail(HCCL_E_PARA, "send/recv to self size");
     if ((hr = c.Copy(d.buf, s.buf, bytes)) != HCCL_SUCCESS) return hr;
   }
   size_t rounds = 0;

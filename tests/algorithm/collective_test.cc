@@ -2,6 +2,8 @@
 // odd sizes (0, 1, fewer elements than ranks, not divisible by ranks), messages much larger
 // than the scratch (CCL buffer) and than the pipes (flow control), in place and out of place,
 // every dtype and reduce op.
+#include "algorithm/collective.h"
+
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -9,7 +11,6 @@
 #include <random>
 #include <string>
 
-#include "algorithm/collective.h"
 #include "coll_test_util.h"
 #include "common/dtype.h"
 #include "inproc_link.h"
@@ -20,8 +21,12 @@ namespace {
 constexpr size_t kPipe = 64u << 10;
 constexpr size_t kSmallScratch = 1000;  // odd on purpose: slots get rounded
 
-std::string Name(HcclDataType t) { return std::string(DataTypeName(t)); }
-std::string Name(HcclReduceOp op) { return std::string(ReduceOpName(op)); }
+std::string Name(HcclDataType t) {
+  return std::string(DataTypeName(t));
+}
+std::string Name(HcclReduceOp op) {
+  return std::string(ReduceOpName(op));
+}
 
 struct Case {
   Algo algo = Algo::kAuto;
@@ -44,8 +49,7 @@ struct Case {
 void ExpectAll(const std::vector<HcclResult>& rc, const std::vector<AlgResult>& res,
                const Case& c) {
   for (size_t r = 0; r < rc.size(); ++r) {
-    EXPECT_EQ(rc[r], HCCL_SUCCESS) << c.Str() << " rank " << r << ": "
-                                   << res[r].progress.reason;
+    EXPECT_EQ(rc[r], HCCL_SUCCESS) << c.Str() << " rank " << r << ": " << res[r].progress.reason;
   }
 }
 
@@ -65,7 +69,8 @@ void RunAllReduce(const Case& c) {
     rc[r] = AllReduce(c.algo, g, send.data(), c.inplace ? send.data() : recv.data(), c.count,
                       c.type, c.op, Scratch{scratch.data(), scratch.size()}, &res[r]);
     out[r] = c.inplace ? send : recv;
-    if (!c.inplace && send != in[r]) ADD_FAILURE() << c.Str() << " rank " << r << " wrote its input";
+    if (!c.inplace && send != in[r])
+      ADD_FAILURE() << c.Str() << " rank " << r << " wrote its input";
   });
   ExpectAll(rc, res, c);
   for (uint32_t r = 0; r < c.p; ++r) {
@@ -141,8 +146,8 @@ void RunBroadcast(const Case& c) {
     Group g = MakeGroup(w, r);
     Bytes scratch(c.scratch);
     Bytes buf = r == c.root ? want : Bytes(c.count * es, 0x5a);
-    rc[r] = Broadcast(g, buf.data(), c.count, c.type, c.root, Scratch{scratch.data(), scratch.size()},
-                      &res[r]);
+    rc[r] = Broadcast(g, buf.data(), c.count, c.type, c.root,
+                      Scratch{scratch.data(), scratch.size()}, &res[r]);
     out[r] = buf;
   });
   ExpectAll(rc, res, c);
@@ -222,8 +227,8 @@ TEST_P(AllReduceSweep, SizesInPlaceAndSmallScratch) {
 
 INSTANTIATE_TEST_SUITE_P(Algos, AllReduceSweep,
                          ::testing::Combine(::testing::Values(Algo::kRing, Algo::kMesh,
-                                                              Algo::kHalvingDoubling,
-                                                              Algo::kStar, Algo::kAuto),
+                                                              Algo::kHalvingDoubling, Algo::kStar,
+                                                              Algo::kAuto),
                                             ::testing::Range(1u, 9u)),
                          [](const auto& info) {
                            std::string n = AlgoName(std::get<0>(info.param));
@@ -447,7 +452,8 @@ TEST(AllGatherV, RanksAndLayouts) {
         }
         for (uint32_t r = 0; r < p; ++r) {
           ASSERT_EQ(rc[r], HCCL_SUCCESS) << "p=" << p << " rank " << r;
-          ASSERT_EQ(FirstDiff(out[r], want, es), -1) << "p=" << p << " scale " << scale << " rank " << r;
+          ASSERT_EQ(FirstDiff(out[r], want, es), -1)
+              << "p=" << p << " scale " << scale << " rank " << r;
         }
       }
     }
@@ -582,7 +588,8 @@ TEST(SendRecv, RingOfBatchesLargerThanPipes) {
       AlgResult res;
       if (SendRecv(g, items, Scratch{}, &res) != HCCL_SUCCESS) bad.fetch_add(1);
       for (size_t i = 0; i < in.size(); ++i) {
-        if (in[i] != MakeInput(HCCL_DATA_TYPE_UINT8, HCCL_REDUCE_SUM, 9 + sizes[i], prev, sizes[i])) {
+        if (in[i] !=
+            MakeInput(HCCL_DATA_TYPE_UINT8, HCCL_REDUCE_SUM, 9 + sizes[i], prev, sizes[i])) {
           bad.fetch_add(1);
         }
       }
@@ -610,8 +617,8 @@ TEST(SendRecv, AllPairsShuffled) {
       AlgResult res;
       if (SendRecv(g, items, Scratch{}, &res) != HCCL_SUCCESS) bad.fetch_add(1);
       for (uint32_t j = 0; j < p; ++j) {
-        if (in[j] != MakeInput(HCCL_DATA_TYPE_INT16, HCCL_REDUCE_SUM, 10, j * 16 + r,
-                               10000 + j * 100 + r)) {
+        if (in[j] !=
+            MakeInput(HCCL_DATA_TYPE_INT16, HCCL_REDUCE_SUM, 10, j * 16 + r, 10000 + j * 100 + r)) {
           bad.fetch_add(1);
         }
       }

@@ -171,9 +171,9 @@ TEST(Fault, BadArguments) {
   Group g = MakeGroup(w, 0, 1000);
   float x = 0;
   AlgResult res;
-  EXPECT_EQ(AllReduce(Algo::kRing, g, &x, &x, 1, HCCL_DATA_TYPE_HIF8, HCCL_REDUCE_SUM, Scratch{},
-                      &res),
-            HCCL_E_NOT_SUPPORT);
+  EXPECT_EQ(
+      AllReduce(Algo::kRing, g, &x, &x, 1, HCCL_DATA_TYPE_HIF8, HCCL_REDUCE_SUM, Scratch{}, &res),
+      HCCL_E_NOT_SUPPORT);
   EXPECT_EQ(AllReduce(Algo::kRing, g, &x, &x, 1, HCCL_DATA_TYPE_FP32, HCCL_REDUCE_RESERVED,
                       Scratch{}, &res),
             HCCL_E_NOT_SUPPORT);

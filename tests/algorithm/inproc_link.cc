@@ -80,7 +80,9 @@ void InprocLink::WaitReady(bool /*for_send*/, int timeout_ms) {
   world_->bell(self_).Wait(timeout_ms);
 }
 
-bool InprocLink::broken() const { return world_->IsBroken(self_, peer_); }
+bool InprocLink::broken() const {
+  return world_->IsBroken(self_, peer_);
+}
 
 uintptr_t InprocLink::wait_domain() const {
   return reinterpret_cast<uintptr_t>(&world_->bell(self_));

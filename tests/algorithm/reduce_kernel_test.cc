@@ -13,8 +13,12 @@
 namespace vigil::alg {
 namespace {
 
-bool IsHalfNan(uint16_t h) { return (h & 0x7c00) == 0x7c00 && (h & 0x3ff) != 0; }
-bool IsBf16Nan(uint16_t b) { return (b & 0x7f80) == 0x7f80 && (b & 0x7f) != 0; }
+bool IsHalfNan(uint16_t h) {
+  return (h & 0x7c00) == 0x7c00 && (h & 0x3ff) != 0;
+}
+bool IsBf16Nan(uint16_t b) {
+  return (b & 0x7f80) == 0x7f80 && (b & 0x7f) != 0;
+}
 
 TEST(HalfConversion, EveryHalfRoundTripsExactly) {
   for (uint32_t h = 0; h < 65536; ++h) {
@@ -101,10 +105,14 @@ template <typename T>
 T RefInt(T a, T b, HcclReduceOp op) {
   using U = std::make_unsigned_t<T>;
   switch (op) {
-    case HCCL_REDUCE_SUM: return static_cast<T>(static_cast<uint64_t>(static_cast<U>(a)) + static_cast<U>(b));
-    case HCCL_REDUCE_PROD: return static_cast<T>(static_cast<uint64_t>(static_cast<U>(a)) * static_cast<U>(b));
-    case HCCL_REDUCE_MAX: return std::max(a, b);
-    default: return std::min(a, b);
+    case HCCL_REDUCE_SUM:
+      return static_cast<T>(static_cast<uint64_t>(static_cast<U>(a)) + static_cast<U>(b));
+    case HCCL_REDUCE_PROD:
+      return static_cast<T>(static_cast<uint64_t>(static_cast<U>(a)) * static_cast<U>(b));
+    case HCCL_REDUCE_MAX:
+      return std::max(a, b);
+    default:
+      return std::min(a, b);
   }
 }
 
