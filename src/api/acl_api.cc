@@ -89,10 +89,17 @@ std::shared_ptr<vigil::rt::Event> ResolveEvent(const char* api, aclrtEvent handl
   return event;
 }
 
-bool ValidKind(aclrtMemcpyKind kind) {
-  return static_cast<int>(kind) >= ACL_MEMCPY_HOST_TO_HOST &&
-         static_cast<int>(kind) <= ACL_MEMCPY_DEFAULT;
+// An enum argument's bits as an int: C callers may pass any value, and loading an
+// out-of-range value as the enum type would be undefined behaviour in C++.
+template <typename E>
+int RawEnum(const E& e) {
+  static_assert(sizeof(E) == sizeof(int));
+  int raw = 0;
+  std::memcpy(&raw, &e, sizeof(raw));
+  return raw;
 }
+
+bool ValidKind(int kind) { return kind >= ACL_MEMCPY_HOST_TO_HOST && kind <= ACL_MEMCPY_DEFAULT; }
 
 // Host memory from aclrtMallocHost, tracked so a foreign or double aclrtFreeHost is caught.
 struct HostAllocs {
@@ -208,10 +215,10 @@ ACL_FUNC_VISIBILITY aclError aclrtMalloc(void** devPtr, size_t size, aclrtMemMal
     VIGIL_RT_FAIL("aclrtMalloc failed: param size must be greater than 0.");
     return ACL_ERROR_INVALID_PARAM;
   }
-  if (static_cast<int>(policy) < ACL_MEM_MALLOC_HUGE_FIRST ||
-      static_cast<int>(policy) > ACL_MEM_MALLOC_NORMAL_ONLY_P2P) {
+  const int raw_policy = RawEnum(policy);
+  if (raw_policy < ACL_MEM_MALLOC_HUGE_FIRST || raw_policy > ACL_MEM_MALLOC_NORMAL_ONLY_P2P) {
     VIGIL_RT_FAIL("aclrtMalloc failed: param policy[{}] is not a valid aclrtMemMallocPolicy.",
-                  static_cast<int>(policy));
+                  raw_policy);
     return ACL_ERROR_INVALID_PARAM;
   }
   REQUIRE_CURRENT_DEVICE("aclrtMalloc", dev);
@@ -261,7 +268,7 @@ ACL_FUNC_VISIBILITY aclError aclrtFreeHost(void* hostPtr) {
 namespace {
 
 aclError CheckMemcpyArgs(const char* api, void* dst, size_t destMax, const void* src, size_t count,
-                         aclrtMemcpyKind kind) {
+                         int kind) {
   CHECK_NOT_NULL(api, dst);
   CHECK_NOT_NULL(api, src);
   if (count > destMax) {
@@ -269,8 +276,7 @@ aclError CheckMemcpyArgs(const char* api, void* dst, size_t destMax, const void*
     return ACL_ERROR_INVALID_PARAM;
   }
   if (!ValidKind(kind)) {
-    VIGIL_RT_FAIL("{} failed: param kind[{}] is not a valid aclrtMemcpyKind.", api,
-                  static_cast<int>(kind));
+    VIGIL_RT_FAIL("{} failed: param kind[{}] is not a valid aclrtMemcpyKind.", api, kind);
     return ACL_ERROR_INVALID_PARAM;
   }
   return ACL_SUCCESS;
@@ -280,14 +286,15 @@ aclError CheckMemcpyArgs(const char* api, void* dst, size_t destMax, const void*
 
 ACL_FUNC_VISIBILITY aclError aclrtMemcpy(void* dst, size_t destMax, const void* src, size_t count,
                                          aclrtMemcpyKind kind) {
-  aclError rc = CheckMemcpyArgs("aclrtMemcpy", dst, destMax, src, count, kind);
+  const int raw_kind = RawEnum(kind);
+  aclError rc = CheckMemcpyArgs("aclrtMemcpy", dst, destMax, src, count, raw_kind);
   if (rc != ACL_SUCCESS) return rc;
   return Guard("aclrtMemcpy", [&]() -> aclError {
     vigil::rt::CopyFault fault;
     aclError copy_rc = DeviceMemory::Instance().CheckedCopy(dst, src, count, &fault);
     if (copy_rc != ACL_SUCCESS) {
-      VIGIL_RT_FAIL("aclrtMemcpy failed: memory copy fault (sdma error), kind[{}], {}.",
-                    static_cast<int>(kind), vigil::rt::DescribeCopyFault(fault, dst, src, count));
+      VIGIL_RT_FAIL("aclrtMemcpy failed: memory copy fault (sdma error), kind[{}], {}.", raw_kind,
+                    vigil::rt::DescribeCopyFault(fault, dst, src, count));
     }
     return copy_rc;
   });
@@ -296,7 +303,7 @@ ACL_FUNC_VISIBILITY aclError aclrtMemcpy(void* dst, size_t destMax, const void* 
 ACL_FUNC_VISIBILITY aclError aclrtMemcpyAsync(void* dst, size_t destMax, const void* src,
                                               size_t count, aclrtMemcpyKind kind,
                                               aclrtStream stream) {
-  aclError rc = CheckMemcpyArgs("aclrtMemcpyAsync", dst, destMax, src, count, kind);
+  aclError rc = CheckMemcpyArgs("aclrtMemcpyAsync", dst, destMax, src, count, RawEnum(kind));
   if (rc != ACL_SUCCESS) return rc;
   return Guard("aclrtMemcpyAsync", [&]() -> aclError {
     std::shared_ptr<Stream> s;

@@ -142,7 +142,7 @@ TEST_F(AclApiTest, MemcpyAndMemsetAreChecked) {
                    ACL_ERROR_INVALID_PARAM, "dst");
   EXPECT_ONE_ERROR(aclrtMemcpy(dev, 256, nullptr, 256, ACL_MEMCPY_HOST_TO_DEVICE),
                    ACL_ERROR_INVALID_PARAM, "src");
-  EXPECT_ONE_ERROR(aclrtMemcpy(dev, 256, host.data(), 256, static_cast<aclrtMemcpyKind>(9)),
+  EXPECT_ONE_ERROR(aclrtMemcpy(dev, 256, host.data(), 256, static_cast<aclrtMemcpyKind>(7)),
                    ACL_ERROR_INVALID_PARAM, "kind");
   // Past the end of the 256-byte allocation: an SDMA-style fault, nothing copied.
   EXPECT_ONE_ERROR(aclrtMemcpy(dev, 512, host.data(), 512, ACL_MEMCPY_HOST_TO_DEVICE),
@@ -325,7 +325,7 @@ TEST_F(AclApiTest, EveryBadInputReturnsTheCodeAndLogsOneLine) {
   EXPECT_ONE_ERROR(aclrtMalloc(nullptr, 16, ACL_MEM_MALLOC_HUGE_FIRST), ACL_ERROR_INVALID_PARAM,
                    "devPtr");
   EXPECT_ONE_ERROR(aclrtMalloc(&p, 0, ACL_MEM_MALLOC_HUGE_FIRST), ACL_ERROR_INVALID_PARAM, "size");
-  EXPECT_ONE_ERROR(aclrtMalloc(&p, 16, static_cast<aclrtMemMallocPolicy>(42)),
+  EXPECT_ONE_ERROR(aclrtMalloc(&p, 16, static_cast<aclrtMemMallocPolicy>(7)),
                    ACL_ERROR_INVALID_PARAM, "policy");
   EXPECT_ONE_ERROR(aclrtFree(nullptr), ACL_ERROR_INVALID_PARAM, "devPtr");
   int local = 0;
