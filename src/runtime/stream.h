@@ -46,8 +46,10 @@ class Stream {
   uint32_t PeekNextTaskId() const;
 
   // Waits until every task enqueued so far has run. timeout_ms < 0: forever.
-  // Returns the first task error since the last Synchronize, ACL_ERROR_RT_STREAM_SYNC_TIMEOUT-like
-  // ACL_ERROR_RT_REPORT_TIMEOUT on timeout, else ACL_SUCCESS.
+  // Returns the first task error since the last Synchronize (and clears it: the stream then runs
+  // tasks again), ACL_ERROR_RT_STREAM_SYNC_TIMEOUT (507046, as CANN) on timeout with one
+  // RT_ERROR line, else ACL_SUCCESS. After a failure, queued tasks are dropped until this call
+  // (event records still run, so host/stream waiters on them never hang).
   aclError Synchronize(int32_t timeout_ms = -1);
 
   // Tasks enqueued so far and tasks finished (run or dropped); for diagnostics.
