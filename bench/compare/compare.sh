@@ -1,0 +1,149 @@
+#!/usr/bin/env bash
+# Vigil vs OpenMPI vs Gloo, side by side, in one run on the same sizes and rank count.
+#
+#   bench/compare/compare.sh                 # 4 ranks, results in build-compare/results-<time>/
+#   RANKS=2 VIGIL=build/src/cli/vigil bench/compare/compare.sh
+#
+# It installs (apt-get, when missing) libopenmpi-dev openmpi-bin libgloo-dev, builds Vigil's
+# `vigil` (unless VIGIL points at one) and three small harnesses (OpenMPI, Gloo, memcpy), then
+# runs per series (AllReduce latency 8 B-1 KiB; AllReduce, AllGather, ReduceScatter, Broadcast,
+# AlltoAll 1-64 MiB), back to back so they share the machine's load:
+#   vigil-shm   vigil bench --transport shm           (heartbeat and flight recorder on: defaults)
+#   ompi-shm    mpirun (OpenMPI's default: shared memory)
+#   vigil-tcp   vigil bench --transport tcp
+#   ompi-tcp    mpirun --mca pml ob1 --mca btl tcp,self
+#   gloo        Gloo, TCP on loopback, file-store rendezvous (AllReduce: ring and bcube)
+# and prints busbw (latency: time) side by side with the ratios Vigil/peer, the memcpy ceiling
+# and the issue's targets (bench/compare/summarize.py). Every run is bounded by `timeout`.
+#
+# Knobs (environment): RANKS (4), LAT_ITERS (200), LAT_WARMUP (20), BW_ITERS (10), BW_WARMUP (2),
+# MAX_BYTES (64M), RUN_TIMEOUT (s per run, 240), OUT (results folder), BUILD (build folder),
+# VIGIL (a built vigil binary), SERIES (space-separated subset of the series names).
+set -uo pipefail
+
+HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+REPO="$(cd "$HERE/../.." && pwd)"
+RANKS="${RANKS:-4}"
+LAT_ITERS="${LAT_ITERS:-200}"
+LAT_WARMUP="${LAT_WARMUP:-20}"
+BW_ITERS="${BW_ITERS:-10}"
+BW_WARMUP="${BW_WARMUP:-2}"
+MAX_BYTES="${MAX_BYTES:-64M}"
+RUN_TIMEOUT="${RUN_TIMEOUT:-240}"
+BUILD="${BUILD:-$REPO/build-compare}"
+OUT="${OUT:-$BUILD/results-$(date +%Y%m%d-%H%M%S)}"
+SERIES="${SERIES:-allreduce-lat allreduce allgather reducescatter broadcast alltoall}"
+JOBS="${JOBS:-2}"
+
+log() { printf '[compare] %s\n' "$*" >&2; }
+
+# --- 1. Peers' packages -------------------------------------------------------------------
+need=()
+command -v mpicxx >/dev/null 2>&1 || need+=(libopenmpi-dev)
+command -v mpirun >/dev/null 2>&1 || need+=(openmpi-bin)
+[ -f /usr/include/gloo/allreduce.h ] || need+=(libgloo-dev)
+if [ ${#need[@]} -gt 0 ]; then
+  log "installing ${need[*]}"
+  SUDO=""
+  [ "$(id -u)" -ne 0 ] && SUDO="sudo"
+  $SUDO apt-get update -qq >/dev/null || true
+  if ! DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends \
+      "${need[@]}" >/dev/null; then
+    log "apt-get install ${need[*]} failed"; exit 1
+  fi
+fi
+command -v timeout >/dev/null || { log "coreutils timeout missing"; exit 1; }
+
+mkdir -p "$BUILD/compare" "$OUT/logs"
+BIN="$BUILD/compare"
+
+# --- 2. Harnesses ---------------------------------------------------------------------------
+log "building harnesses in $BIN"
+mpicxx -std=c++17 -O3 -march=native -o "$BIN/mpi_bench" "$HERE/mpi_bench.cc" || exit 1
+g++ -std=c++17 -O3 -march=native -o "$BIN/gloo_bench" "$HERE/gloo_bench.cc" -lgloo -lpthread || exit 1
+gcc -O2 -o "$BIN/memcpy_bw" "$HERE/memcpy_bw.c" || exit 1
+
+# --- 3. Vigil -------------------------------------------------------------------------------
+if [ -z "${VIGIL:-}" ]; then
+  log "building vigil (RelWithDebInfo) in $BUILD/vigil"
+  cmake -S "$REPO" -B "$BUILD/vigil" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DVIGIL_BUILD_TESTS=OFF \
+        -DVIGIL_BUILD_BENCH=OFF >"$OUT/logs/cmake.log" 2>&1 || { log "cmake failed: $OUT/logs/cmake.log"; exit 1; }
+  cmake --build "$BUILD/vigil" -j"$JOBS" --target vigil >>"$OUT/logs/cmake.log" 2>&1 ||
+    { log "build failed: $OUT/logs/cmake.log"; exit 1; }
+  VIGIL="$BUILD/vigil/src/cli/vigil"
+fi
+[ -x "$VIGIL" ] || { log "no vigil binary at $VIGIL"; exit 1; }
+
+# --- 4. Runs --------------------------------------------------------------------------------
+MPIRUN=(mpirun --allow-run-as-root --oversubscribe --bind-to none -np "$RANKS")
+# Quiet the warnings OpenMPI prints in containers (no effect on the transports chosen).
+export OMPI_MCA_btl_base_warn_component_unused=0 OMPI_MCA_rmaps_base_oversubscribe=1
+
+uptime_load() { cut -d' ' -f1-3 /proc/loadavg; }
+LOAD_BEFORE="$(uptime_load)"
+
+# run NAME -- COMMAND...: stdout to $OUT/NAME.json, stderr to logs/NAME.err, bounded.
+run() {
+  local name="$1"; shift; [ "$1" = "--" ] && shift
+  local t0=$SECONDS
+  timeout -k 10 "$RUN_TIMEOUT" "$@" >"$OUT/$name.json" 2>"$OUT/logs/$name.err"
+  local rc=$?
+  if [ $rc -ne 0 ]; then
+    log "$name: exit $rc after $((SECONDS - t0))s (see $OUT/logs/$name.err)"
+    [ $rc -eq 124 ] && echo "timed out after ${RUN_TIMEOUT}s" >>"$OUT/logs/$name.err"
+  else
+    log "$name: $((SECONDS - t0))s"
+  fi
+}
+
+vigil_run() {  # vigil_run NAME TRANSPORT OP ARGS...
+  local name="$1" tp="$2" op="$3"; shift 3
+  local place=--outofplace
+  [ "$op" = broadcast ] && place=--inplace  # HcclBroadcast has one buffer
+  run "$name" -- "$VIGIL" bench "$op" --ranks "$RANKS" --transport "$tp" $place --json \
+      --log-dir "$OUT/logs/$name" --timeout "$RUN_TIMEOUT" "$@"
+}
+
+gloo_run() {  # gloo_run NAME OP ARGS...
+  local name="$1" op="$2"; shift 2
+  local store; store="$(mktemp -d "${TMPDIR:-/tmp}/gloo-store.XXXXXX")"
+  run "$name" -- "$BIN/gloo_bench" "$op" --ranks "$RANKS" --store "$store" --label gloo "$@"
+  rm -rf "$store"
+}
+
+run memcpy -- "$BIN/memcpy_bw" 64 10
+
+for series in $SERIES; do
+  case "$series" in
+    allreduce-lat) op=allreduce; sizes=(-b 8 -e 1K -f 2 -n "$LAT_ITERS" -w "$LAT_WARMUP") ;;
+    allreduce|allgather|reducescatter|broadcast|alltoall)
+      op=$series; sizes=(-b 1M -e "$MAX_BYTES" -f 2 -n "$BW_ITERS" -w "$BW_WARMUP") ;;
+    *) log "unknown series $series"; continue ;;
+  esac
+  log "== $series"
+  vigil_run "${series}__vigil-shm" shm "$op" "${sizes[@]}"
+  run "${series}__ompi-shm" -- "${MPIRUN[@]}" "$BIN/mpi_bench" "$op" "${sizes[@]}" --label ompi-shm
+  vigil_run "${series}__vigil-tcp" tcp "$op" "${sizes[@]}"
+  run "${series}__ompi-tcp" -- "${MPIRUN[@]}" --mca pml ob1 --mca btl tcp,self \
+      "$BIN/mpi_bench" "$op" "${sizes[@]}" --label ompi-tcp
+  case "$op" in
+    allreduce)
+      gloo_run "${series}__gloo-ring" "$op" --algo ring "${sizes[@]}"
+      gloo_run "${series}__gloo-bcube" "$op" --algo bcube "${sizes[@]}" ;;
+    *) gloo_run "${series}__gloo" "$op" "${sizes[@]}" ;;
+  esac
+done
+
+LOAD_AFTER="$(uptime_load)"
+OMPI_VER="$(mpirun --version 2>/dev/null | head -1)"
+GLOO_VER="$(dpkg-query -W -f='${Version}' libgloo-dev 2>/dev/null || echo unknown)"
+VIGIL_VER="$(git -C "$REPO" rev-parse --short HEAD 2>/dev/null || echo unknown)"
+cat >"$OUT/meta.json" <<EOF
+{"nranks": $RANKS, "date": "$(date -Is)", "host": "$(hostname)", "cpus": "$(nproc)",
+ "load_before": "$LOAD_BEFORE", "load_after": "$LOAD_AFTER",
+ "vigil": "$VIGIL_VER (heartbeat and flight recorder on)", "openmpi": "$OMPI_VER", "gloo": "libgloo-dev $GLOO_VER",
+ "command": "RANKS=$RANKS LAT_ITERS=$LAT_ITERS BW_ITERS=$BW_ITERS MAX_BYTES=$MAX_BYTES bench/compare/compare.sh"}
+EOF
+
+python3 "$HERE/summarize.py" "$OUT" | tee "$OUT/summary.md"
+log "results in $OUT (summary.md, one JSON per run, logs/)"

@@ -1,0 +1,141 @@
+#!/usr/bin/env python3
+"""Side-by-side table of compare.sh's results (one JSON file per run in RESULTS_DIR).
+
+File names: <series>__<config>.json, series in {allreduce-lat, allreduce, allgather,
+reducescatter, broadcast, alltoall}, config in {vigil-shm, ompi-shm, vigil-tcp, ompi-tcp,
+gloo, gloo-ring, gloo-bcube}. Prints Markdown: latency (us) and busbw (GB/s) with the ratios
+Vigil/peer, the memcpy ceiling, and each target of issue 7 as PASS/MISS (min ratio over sizes).
+"""
+import json
+import os
+import sys
+
+SERIES = [
+    ("allreduce-lat", "AllReduce fp32 sum, latency"),
+    ("allreduce", "AllReduce fp32 sum"),
+    ("allgather", "AllGather fp32"),
+    ("reducescatter", "ReduceScatter fp32 sum"),
+    ("broadcast", "Broadcast fp32"),
+    ("alltoall", "AlltoAll fp32"),
+]
+
+
+def load(path):
+    try:
+        with open(path) as f:
+            text = f.read()
+        # Tolerate noise before the JSON (a launcher line on stdout).
+        return json.loads(text[text.index("{"):])
+    except (OSError, ValueError):
+        return None
+
+
+def rows_by_size(doc):
+    """size -> (time_us, busbw) from out_of_place, else in_place."""
+    out = {}
+    if not doc:
+        return out
+    for r in doc.get("rows", []):
+        cell = r.get("out_of_place") or r.get("in_place")
+        if cell:
+            out[r["size"]] = (cell["time_us"], cell["busbw_gbps"])
+    return out
+
+
+def human(n):
+    for unit, div in (("GiB", 1 << 30), ("MiB", 1 << 20), ("KiB", 1 << 10)):
+        if n >= div and n % div == 0:
+            return f"{n // div} {unit}"
+    return f"{n} B"
+
+
+def fmt(v, digits=2):
+    return "—" if v is None else f"{v:.{digits}f}"
+
+
+def ratio(a, b):
+    return None if a is None or b is None or b == 0 else a / b
+
+
+def main():
+    d = sys.argv[1]
+    data = {}
+    for name in os.listdir(d):
+        if name.endswith(".json") and "__" in name:
+            series, cfg = name[:-5].split("__", 1)
+            data.setdefault(series, {})[cfg] = rows_by_size(load(os.path.join(d, name)))
+    targets = []  # (text, min ratio, threshold, higher_is_better)
+
+    def track(text, values, threshold, higher=True):
+        vals = [v for v in values if v is not None]
+        targets.append((text, (min(vals) if higher else max(vals)) if vals else None, threshold, higher))
+
+    memcpy = load(os.path.join(d, "memcpy.json"))
+    meta = load(os.path.join(d, "meta.json")) or {}
+    print(f"# Vigil vs OpenMPI vs Gloo — {meta.get('nranks', '?')} ranks on one host\n")
+    for k in ("date", "host", "cpus", "load_before", "load_after", "vigil", "openmpi", "gloo", "command"):
+        if k in meta:
+            print(f"- {k}: `{meta[k]}`")
+    if memcpy:
+        print(f"- memcpy ceiling (one thread, {human(memcpy['bytes'])}): **{memcpy['best_gbps']:.2f} GB/s**")
+    print()
+
+    for series, title in SERIES:
+        cfgs = data.get(series)
+        if not cfgs:
+            continue
+        sizes = sorted({s for rows in cfgs.values() for s in rows})
+        get = lambda cfg, s, i: (cfgs.get(cfg, {}).get(s) or (None, None))[i]
+        gloo_cfgs = [c for c in ("gloo-ring", "gloo-bcube", "gloo") if c in cfgs]
+        if series == "allreduce-lat":
+            print(f"## {title}: time per call (µs, lower is better; ratio = Vigil/peer, target ≤ 1.2 vs OpenMPI shm)\n")
+            hdr = ["size", "vigil shm", "ompi shm", "ratio", "vigil tcp", "ompi tcp", "ratio"] + gloo_cfgs
+            print("| " + " | ".join(hdr) + " |")
+            print("|" + "---|" * len(hdr))
+            shm_r = []
+            for s in sizes:
+                vs, os_, vt, ot = (get(c, s, 0) for c in ("vigil-shm", "ompi-shm", "vigil-tcp", "ompi-tcp"))
+                shm_r.append(ratio(vs, os_))
+                cells = [human(s), fmt(vs, 1), fmt(os_, 1), fmt(ratio(vs, os_)), fmt(vt, 1), fmt(ot, 1),
+                         fmt(ratio(vt, ot))] + [fmt(get(g, s, 0), 1) for g in gloo_cfgs]
+                print("| " + " | ".join(cells) + " |")
+            print()
+            track("AllReduce shm 8 B–1 KiB latency ≤ 1.2× OpenMPI", shm_r, 1.2, higher=False)
+            continue
+        print(f"## {title}: busbw (GB/s, higher is better; ratio = Vigil/peer)\n")
+        hdr = ["size", "vigil shm", "ompi shm", "ratio", "vigil tcp", "ompi tcp", "ratio"] + gloo_cfgs
+        if gloo_cfgs:
+            hdr.append("tcp/gloo")
+        print("| " + " | ".join(hdr) + " |")
+        print("|" + "---|" * len(hdr))
+        shm_r, tcp_r, gloo_r = [], [], []
+        for s in sizes:
+            vs, os_, vt, ot = (get(c, s, 1) for c in ("vigil-shm", "ompi-shm", "vigil-tcp", "ompi-tcp"))
+            gl = [get(g, s, 1) for g in gloo_cfgs]
+            best_gloo = max([g for g in gl if g is not None], default=None)
+            shm_r.append(ratio(vs, os_))
+            tcp_r.append(ratio(vt, ot))
+            gloo_r.append(ratio(vt, best_gloo))
+            cells = [human(s), fmt(vs), fmt(os_), fmt(ratio(vs, os_)), fmt(vt), fmt(ot), fmt(ratio(vt, ot))]
+            cells += [fmt(g) for g in gl]
+            if gloo_cfgs:
+                cells.append(fmt(ratio(vt, best_gloo)))
+            print("| " + " | ".join(cells) + " |")
+        print()
+        if series == "allreduce":
+            track("AllReduce shm 1–64 MiB busbw ≥ 1.0× OpenMPI shm", shm_r, 1.0)
+            track("AllReduce tcp 1–64 MiB busbw ≥ 1.0× OpenMPI tcp", tcp_r, 1.0)
+            track("AllReduce tcp 1–64 MiB busbw ≥ 1.2× Gloo (best of ring/bcube)", gloo_r, 1.2)
+        else:
+            track(f"{title} shm ≥ 1 MiB busbw ≥ 0.9× OpenMPI shm", shm_r, 0.9)
+
+    print("## Targets (issue 7; worst ratio over the sizes)\n")
+    print("| target | worst ratio | result |")
+    print("|---|---|---|")
+    for text, worst, thr, higher in targets:
+        ok = worst is not None and (worst >= thr if higher else worst <= thr)
+        print(f"| {text} | {fmt(worst)} | {'PASS' if ok else 'MISS'} |")
+
+
+if __name__ == "__main__":
+    main()
