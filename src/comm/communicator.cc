@@ -8,11 +8,13 @@
 #include <fstream>
 
 #include "bootstrap/socket.h"
+#include "comm/consistency.h"
 #include "comm/op_observer.h"
 #include "common/dtype.h"
 #include "common/env_config.h"
 #include "log/plog.h"
 #include "runtime/device_memory.h"
+#include "transport/link_base.h"
 
 namespace vigil::comm {
 
@@ -116,6 +118,12 @@ aclError StreamErrorFor(OpFailure::Kind kind) {
 
 std::string PtrText(const void* p) { return fmt::format("{}", fmt::ptr(p)); }
 
+// A link the peer closed in order (its bye arrived): the peer gave the op up on purpose.
+bool PeerClosed(transport::Link* link) {
+  auto* base = dynamic_cast<transport::LinkBase*>(link);
+  return base != nullptr && base->broken() && base->reason() == "the peer closed the link";
+}
+
 }  // namespace
 
 Communicator::Communicator(const CommOptions& options) : options_(options) {}
@@ -147,6 +155,7 @@ HcclResult Communicator::Create(const CommOptions& options, std::shared_ptr<Comm
     return HCCL_E_MEMORY;
   }
   comm->ccl_base_ = base;
+  comm->consistency_check_.store(env.inconsistent_check);
 
   std::string ifname;
   transport::TransportOptions topts;
@@ -220,6 +229,19 @@ void Communicator::Destroy() {
 void Communicator::Abort(HcclResult code) {
   int expected = 0;
   abort_.compare_exchange_strong(expected, static_cast<int>(code));
+}
+
+void Communicator::CloseLinks(const std::string& why) {
+  {
+    std::lock_guard<std::mutex> lock(links_mu_);
+    if (links_closed_.load()) return;
+    closed_reason_ = why;
+    links_closed_.store(true);
+  }
+  HCCL_RUN_WARNING("[TaskExecStage]communicator[{}] rank[{}] closes its links: {}; the peers "
+                   "waiting on this rank stop now instead of after HCCL_EXEC_TIMEOUT",
+                   identifier(), rank(), why);
+  if (transport_) transport_->Close();
 }
 
 void Communicator::RecordError(HcclResult code) {
@@ -308,9 +330,21 @@ HcclResult Communicator::EnsureLinks(const OpDesc& op, alg::Algo algo, const std
   std::string error;
   HcclResult rc = transport_->Connect(peers, tag, &error);
   if (rc != HCCL_SUCCESS) {
-    failure->kind = rc == HCCL_E_MEMORY ? OpFailure::Kind::kResource : OpFailure::Kind::kLink;
     failure->code = rc;
     failure->reason = error;
+    if (rc == HCCL_E_MEMORY) {
+      // *error is exactly EI0011's argument; the task-exception handler raises it.
+      failure->kind = OpFailure::Kind::kResource;
+    } else if (rc == HCCL_E_TIMEOUT) {
+      // Link establishment, not execution: EI0006 (the transport logged the details).
+      failure->kind = OpFailure::Kind::kOther;
+      HCCL_ERROR("[InitChannelStage][Timeout]link establishment for op tag[{}] timed out after "
+                 "HCCL_CONNECT_TIMEOUT[{}s]: {}",
+                 tag, Env().connect_timeout_s, error);
+      log::ScreenError("EI0006", {error});
+    } else {
+      failure->kind = OpFailure::Kind::kLink;
+    }
     return rc;
   }
   // P2P links depend on the peers named, so only collectives are remembered by (op, algorithm).
@@ -440,6 +474,19 @@ aclError Communicator::Execute(const OpDesc& op, const OpRecord& record) {
     }
   }
 
+  if (links_closed_.load()) {
+    std::string why;
+    {
+      std::lock_guard<std::mutex> lock(links_mu_);
+      why = closed_reason_;
+    }
+    failure.reason = fmt::format(
+        "the links of communicator[{}] were closed after an earlier op failed ({}); destroy and "
+        "re-create the communicator",
+        identifier(), why);
+    return fail(OpFailure::Kind::kAbort, HCCL_E_REMOTE);
+  }
+
   const alg::Algo algo = PickAlgorithm(op);
   if (size() > 1 && EnsureLinks(op, algo, record.tag, &failure) != HCCL_SUCCESS) {
     return fail(failure.kind, failure.code);
@@ -458,40 +505,89 @@ aclError Communicator::Execute(const OpDesc& op, const OpRecord& record) {
   }
   group.wait.abort = &abort_;
 
-  alg::AlgResult result;
-  HcclResult rc = RunAlgorithm(op, algo, group, &result);
-  if (rc != HCCL_SUCCESS) {
-    failure.reason = result.progress.reason;
-    if (result.progress.link != nullptr) {
-      failure.remote_rank = result.progress.link->remote().rank;
-      failure.link_type = transport::LinkTypeName(result.progress.link->type());
+  // A transfer of the check or of the algorithm failed: timeout, abort, or a broken link.
+  auto fail_transfer = [&](const transport::ProgressError& pe, HcclResult rc) {
+    failure.reason = pe.reason;
+    if (pe.link != nullptr) {
+      failure.remote_rank = pe.link->remote().rank;
+      failure.link_type = transport::LinkTypeName(pe.link->type());
     }
-    if (result.copy.faulted) {
-      failure.copy_src = result.copy_src;
-      failure.copy_dst = result.copy_dst;
-      failure.copy_bytes = result.copy_bytes;
-      failure.faulting_buffer = result.copy.check.purpose.empty() ? std::string("device memory")
-                                                                  : result.copy.check.purpose;
-      if (failure.reason.empty()) {
-        failure.reason = fmt::format("copy of {} bytes hit {} memory at {}", result.copy_bytes,
-                                     result.copy.check.state == rt::AddrState::kFreed
-                                         ? "freed"
-                                         : "unmapped",
-                                     PtrText(result.copy.on_dst ? result.copy_dst
-                                                                : result.copy_src));
-      }
-      return fail(OpFailure::Kind::kCopyFault, HCCL_E_RUNTIME);
-    }
-    if (result.progress.timed_out || rc == HCCL_E_TIMEOUT) {
+    if (pe.timed_out || rc == HCCL_E_TIMEOUT) {
+      // The timeout in force, for diagnose (F7: a rank later than HCCL_EXEC_TIMEOUT).
+      failure.reason += fmt::format(", timeout[{}s]", exec_timeout);
       return fail(OpFailure::Kind::kTimeout, HCCL_E_TIMEOUT);
     }
     if (abort_.load() != 0 && rc == static_cast<HcclResult>(abort_.load())) {
       return fail(OpFailure::Kind::kAbort, rc);
     }
+    if (PeerClosed(pe.link)) {
+      // The peer gave this op up (op inconsistency, destroyed communicator, or it followed a
+      // peer of its own): follow it, so that every rank stops now.
+      failure.reason = fmt::format(
+          "peer rank[{}] closed its links while this op was exchanging data with it ({}); it "
+          "gave the op up after an error of its own (see its log)",
+          failure.remote_rank, pe.reason);
+      CloseLinks(fmt::format("peer rank[{}] closed its links during op tag[{}] index[{}]",
+                             failure.remote_rank, record.tag, record.index));
+      return fail(OpFailure::Kind::kAbort, HCCL_E_REMOTE);
+    }
     if (rc == HCCL_E_REMOTE || rc == HCCL_E_TCP_TRANSFER || rc == HCCL_E_NETWORK) {
       return fail(OpFailure::Kind::kLink, HCCL_E_REMOTE);
     }
     return fail(OpFailure::Kind::kOther, rc);
+  };
+
+  if (size() > 1 && consistency_check_.load() && IsCheckedOp(op.type)) {
+    const OpFingerprint mine = MakeFingerprint(op, record.index, ++coll_seq_, rank());
+    ConsistencyResult check;
+    HcclResult crc = ExchangeFingerprints(mine, rank(), size(), group.links, group.wait, &check);
+    if (crc != HCCL_SUCCESS && !check.mismatch) return fail_transfer(check.progress, crc);
+    if (crc != HCCL_SUCCESS) {
+      const std::string remote =
+          check.what.parameter == "HCCL_DFS_CONFIG"
+              ? fmt::format("rank[{}] sent no op fingerprint", check.remote_rank)
+              : fmt::format("rank[{}] {}", check.remote_rank, DescribeFingerprint(check.remote));
+      HCCL_ERROR("[TaskExecStage][InvalidArgument]op inconsistent in communicator[{}] index[{}]: "
+                 "local rank[{}] {} tag[{}] streamId[{}]; remote {}; parameter[{}] local[{}] "
+                 "remote[{}]",
+                 identifier(), record.index, rank(), DescribeFingerprint(mine), record.tag,
+                 record.stream_id, remote, check.what.parameter, check.what.local,
+                 check.what.remote);
+      log::ScreenError("EI0005", {std::string(OpTypeName(op.type)), identifier(),
+                                  check.what.parameter, check.what.local, check.what.remote});
+      failure.remote_rank = check.remote_rank;
+      failure.reason = fmt::format("op inconsistent with rank[{}]: parameter[{}] local[{}] "
+                                   "remote[{}]",
+                                   check.remote_rank, check.what.parameter, check.what.local,
+                                   check.what.remote);
+      CloseLinks(fmt::format("op tag[{}] index[{}] is inconsistent with rank[{}]", record.tag,
+                             record.index, check.remote_rank));
+      return fail(OpFailure::Kind::kParam, HCCL_E_PARA);
+    }
+  }
+
+  alg::AlgResult result;
+  HcclResult rc = RunAlgorithm(op, algo, group, &result);
+  if (rc != HCCL_SUCCESS) {
+    if (!result.copy.faulted) return fail_transfer(result.progress, rc);
+    failure.reason = result.progress.reason;
+    if (result.progress.link != nullptr) {
+      failure.remote_rank = result.progress.link->remote().rank;
+      failure.link_type = transport::LinkTypeName(result.progress.link->type());
+    }
+    failure.copy_src = result.copy_src;
+    failure.copy_dst = result.copy_dst;
+    failure.copy_bytes = result.copy_bytes;
+    failure.faulting_buffer = result.copy.check.purpose.empty() ? std::string("device memory")
+                                                                : result.copy.check.purpose;
+    if (failure.reason.empty()) {
+      failure.reason = fmt::format("copy of {} bytes hit {} memory at {}", result.copy_bytes,
+                                   result.copy.check.state == rt::AddrState::kFreed ? "freed"
+                                                                                    : "unmapped",
+                                   PtrText(result.copy.on_dst ? result.copy_dst
+                                                              : result.copy_src));
+    }
+    return fail(OpFailure::Kind::kCopyFault, HCCL_E_RUNTIME);
   }
   NotifyFinish(record, HCCL_SUCCESS, nullptr);
   return ACL_SUCCESS;

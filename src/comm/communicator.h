@@ -65,6 +65,11 @@ class Communicator : public std::enable_shared_from_this<Communicator> {
   void Abort(HcclResult code);
   // For tests and fault injection: the transport.
   transport::Transport* transport() { return transport_.get(); }
+  // The early op-consistency check (comm/consistency.h); from HCCL_DFS_CONFIG at creation.
+  // Must be the same on every rank; change it only between ops every rank has synchronized
+  // (benchmarks compare the two settings in one run).
+  bool consistency_check() const { return consistency_check_.load(); }
+  void set_consistency_check(bool on) { consistency_check_.store(on); }
 
  private:
   explicit Communicator(const CommOptions& options);
@@ -76,6 +81,13 @@ class Communicator : public std::enable_shared_from_this<Communicator> {
   HcclResult EnsureLinks(const OpDesc& op, alg::Algo algo, const std::string& tag,
                          OpFailure* failure);
   void RecordError(HcclResult code);
+  // Before the data exchange: the fingerprint exchange with the ring neighbours. HCCL_SUCCESS
+  // or the failure (filled) to end the op with.
+  HcclResult CheckConsistency(const OpDesc& op, const OpRecord& record, alg::Group& group,
+                              OpFailure* failure);
+  // Closes every link of this communicator so that peers waiting on this rank fail at once
+  // instead of after HCCL_EXEC_TIMEOUT; later ops fail fast naming `why`.
+  void CloseLinks(const std::string& why);
 
   CommOptions options_;
   std::vector<bootstrap::RankInfo> ranks_;
@@ -99,6 +111,11 @@ class Communicator : public std::enable_shared_from_this<Communicator> {
   std::atomic<uint32_t> running_stream_{0};
   std::string running_tag_;
   std::set<std::pair<uint32_t, uint32_t>> reported_stream_pairs_;
+
+  std::atomic<bool> consistency_check_{true};
+  uint64_t coll_seq_ = 0;  // collectives that reached the check; under exec_mu_
+  std::atomic<bool> links_closed_{false};
+  std::string closed_reason_;  // under links_mu_
 };
 
 }  // namespace vigil::comm

@@ -6,8 +6,10 @@
 #include <optional>
 
 #include "common/dtype.h"
+#include "common/env_config.h"
 #include "dfx/cluster_monitor.h"
 #include "dfx/entry_log.h"
+#include "dfx/flight_recorder.h"
 #include "log/plog.h"
 #include "runtime/stream.h"
 
@@ -88,7 +90,11 @@ class TaskExceptionHandler : public comm::OpObserver {
     ReportClusterException(op);
     if (!t.failure) return;
     const comm::OpFailure& f = *t.failure;
-    if (!f.reason.empty()) {
+    if (f.kind == comm::OpFailure::Kind::kResource) {
+      HCCL_ERROR("{}Task run failed, reason is link establishment could not allocate device "
+                 "memory for its QPs [{}] (HCCL_RDMA_QPS_PER_CONNECTION[{}] per link), tag[{}].",
+                 stage, f.reason, Env().qps_per_connection, op.tag);
+    } else if (!f.reason.empty()) {
       HCCL_ERROR("{}Task run failed, reason is {}, tag[{}].", stage, f.reason, op.tag);
     }
     const std::string remote = f.remote_rank >= 0 ? std::to_string(f.remote_rank) : "unknown";
@@ -118,6 +124,12 @@ class TaskExceptionHandler : public comm::OpObserver {
         ScreenOnce("EI0012", {remote, base, task, group});
         break;
       }
+      case comm::OpFailure::Kind::kResource:
+        ScreenOnce("EI0011", {f.reason});
+        break;
+      case comm::OpFailure::Kind::kParam:
+        // The communicator raised EI0005 itself when it found the inconsistency.
+        break;
       case comm::OpFailure::Kind::kLink:
         ScreenOnce("EI0013", {f.local_ip, std::to_string(f.local_device), f.local_ip, f.remote_ip,
                               std::to_string(f.remote_device), f.remote_ip});
@@ -143,6 +155,7 @@ void InstallTaskExceptionHandler() {
     auto* h = new TaskExceptionHandler();  // lives for the process: callbacks may fire at exit
     comm::AddOpObserver(h);
     rt::RegisterTaskFailCallback([h](const rt::TaskFailInfo& info) { h->OnTaskFail(info); });
+    InstallFlightRecorder();  // observes after the handler, so failures are recorded first
     return h;
   }();
   (void)handler;

@@ -1,0 +1,297 @@
+#include "dfx/flight_recorder.h"
+
+#include <pthread.h>
+#include <semaphore.h>
+#include <signal.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cerrno>
+#include <cstdio>
+#include <cstdlib>
+#include <deque>
+#include <filesystem>
+#include <map>
+#include <mutex>
+#include <optional>
+#include <thread>
+#include <vector>
+
+#include "comm/op_observer.h"
+#include "common/dtype.h"
+#include "common/time_util.h"
+#include "log/plog.h"
+
+namespace vigil::dfx {
+
+namespace {
+
+constexpr size_t kMaxComms = 64;           // least recently used comms beyond this are dropped
+constexpr int kMaxFailureDumps = 16;       // after a failure every later op may fail too
+
+struct Entry {
+  comm::OpRecord op;
+  std::optional<WallClock::time_point> start, leave;
+  bool finished = false;
+  HcclResult result = HCCL_SUCCESS;
+  std::string error;
+};
+
+struct CommRing {
+  std::string identifier, user_name;
+  uint32_t rank = 0, nranks = 0;
+  int32_t device = 0;
+  uint64_t last_use = 0;
+  std::deque<Entry> ops;
+};
+
+std::string Escape(const std::string& s) {
+  std::string out;
+  out.reserve(s.size() + 2);
+  out += '"';
+  for (unsigned char c : s) {
+    switch (c) {
+      case '"': out += "\\\""; break;
+      case '\\': out += "\\\\"; break;
+      case '\n': out += "\\n"; break;
+      case '\r': out += "\\r"; break;
+      case '\t': out += "\\t"; break;
+      default:
+        if (c < 0x20) out += fmt::format("\\u{:04x}", c);
+        else out += static_cast<char>(c);
+    }
+  }
+  out += '"';
+  return out;
+}
+
+std::string TimeOrNull(const std::optional<WallClock::time_point>& t) {
+  return t ? Escape(FormatPlogTime(*t)) : std::string("null");
+}
+
+std::string HostName() {
+  char name[256] = {0};
+  gethostname(name, sizeof(name) - 1);
+  return name;
+}
+
+class FlightRecorder : public comm::OpObserver {
+ public:
+  void OnEnqueue(const comm::OpRecord& op) override {
+    std::lock_guard<std::mutex> lock(mu_);
+    CommRing& ring = RingLocked(op);
+    Entry e;
+    e.op = op;
+    ring.ops.push_back(std::move(e));
+    if (ring.ops.size() > kFlightOpsPerComm) ring.ops.pop_front();
+  }
+
+  void OnStart(const comm::OpRecord& op) override {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (Entry* e = FindLocked(op)) e->start = WallClock::now();
+  }
+
+  void OnFinish(const comm::OpRecord& op, HcclResult result,
+                const comm::OpFailure* failure) override {
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      if (Entry* e = FindLocked(op)) {
+        e->leave = WallClock::now();
+        if (!e->start) e->start = e->leave;
+        e->finished = true;
+        e->result = result;
+        if (failure != nullptr) e->error = failure->reason;
+      }
+    }
+    if (result != HCCL_SUCCESS && failure_dumps_.fetch_add(1) < kMaxFailureDumps) {
+      Dump(fmt::format("op failed: tag[{}] index[{}] rank[{}] result[{}]", op.tag, op.index,
+                       op.rank, static_cast<int>(result)));
+    }
+  }
+
+  std::string Dump(const std::string& reason) {
+    const auto now = WallClock::now();
+    const std::string stamp = FormatPlogTime(now);
+    const std::string host = HostName();
+    const int pid = static_cast<int>(getpid());
+    std::string json;
+    json.reserve(16384);
+    json += fmt::format("{{\"schema\":\"vigil.flight/1\",\"pid\":{},\"host\":{},\"reason\":{},"
+                        "\"dump_time\":{},\"comms\":[",
+                        pid, Escape(host), Escape(reason), Escape(stamp));
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      bool first_comm = true;
+      for (const auto& [key, ring] : comms_) {
+        if (!first_comm) json += ',';
+        first_comm = false;
+        json += fmt::format(
+            "\n{{\"identifier\":{},\"rank\":{},\"nranks\":{},\"rankSize\":{},\"device\":{},"
+            "\"pid\":{},\"host\":{},\"reason\":{},\"dump_time\":{},\"userDefine\":{},\"ops\":[",
+            Escape(ring.identifier), ring.rank, ring.nranks, ring.nranks, ring.device, pid,
+            Escape(host), Escape(reason), Escape(stamp), Escape(ring.user_name));
+        bool first_op = true;
+        for (const Entry& e : ring.ops) {
+          const comm::OpRecord& op = e.op;
+          if (!first_op) json += ',';
+          first_op = false;
+          const char* state = !e.start ? "queued"
+                              : !e.finished ? "running"
+                              : e.result == HCCL_SUCCESS ? "done"
+                                                         : "failed";
+          json += fmt::format(
+              "\n {{\"index\":{},\"tag\":{},\"op\":{},\"count\":{},\"dataType\":{},"
+              "\"reduceType\":{},\"root\":{},\"streamId\":{},\"taskId\":{},\"algType\":{},"
+              "\"enter\":{},\"start\":{},\"leave\":{},\"state\":\"{}\",\"result\":{}",
+              op.index, Escape(op.tag), Escape(std::string(comm::OpTypeName(op.type))), op.count,
+              Escape(std::string(DataTypeName(op.dtype))),
+              comm::OpHasReduce(op.type) ? Escape(std::string(ReduceOpName(op.reduce)))
+                                         : std::string("null"),
+              comm::OpHasRoot(op.type) ? std::to_string(op.root) : std::string("null"),
+              op.stream_id, op.task_id, Escape(op.alg_type),
+              Escape(FormatPlogTime(op.enqueue_time)), TimeOrNull(e.start), TimeOrNull(e.leave),
+              state, static_cast<int>(e.result));
+          if (!e.error.empty()) json += ",\"error\":" + Escape(e.error);
+          json += '}';
+        }
+        json += "]}";
+      }
+    }
+    json += "\n]}\n";
+
+    namespace fs = std::filesystem;
+    std::error_code ec;
+    const fs::path dir = fs::path(log::LogRoot()) / "run" / "flight";
+    fs::create_directories(dir, ec);
+    const int seq = dump_seq_.fetch_add(1);
+    std::string name = fmt::format("flight-{}_{}", pid, FormatFileStamp(now));
+    if (seq > 0) name += fmt::format("_{}", seq);
+    const fs::path path = dir / (name + ".json");
+    const fs::path tmp = dir / (name + ".json.tmp");
+    FILE* f = std::fopen(tmp.c_str(), "w");
+    if (f == nullptr) {
+      HCCL_WARNING("[FlightRecorder]cannot write {}: {}", tmp.string(), strerror(errno));
+      return "";
+    }
+    const bool ok = std::fwrite(json.data(), 1, json.size(), f) == json.size();
+    if (std::fclose(f) != 0 || !ok) {
+      fs::remove(tmp, ec);
+      return "";
+    }
+    fs::rename(tmp, path, ec);
+    if (ec) return "";
+    HCCL_RUN_INFO("[FlightRecorder]dumped the last ops of {} communicator(s) to {} ({})",
+                  comms_count_.load(), path.string(), reason);
+    return path.string();
+  }
+
+ private:
+  CommRing& RingLocked(const comm::OpRecord& op) {
+    auto key = std::make_pair(op.identifier, op.rank);
+    auto it = comms_.find(key);
+    if (it == comms_.end()) {
+      if (comms_.size() >= kMaxComms) {
+        auto oldest = comms_.begin();
+        for (auto i = comms_.begin(); i != comms_.end(); ++i) {
+          if (i->second.last_use < oldest->second.last_use) oldest = i;
+        }
+        comms_.erase(oldest);
+      }
+      CommRing ring;
+      ring.identifier = op.identifier;
+      ring.user_name = op.user_name;
+      ring.rank = op.rank;
+      ring.nranks = op.nranks;
+      ring.device = op.device;
+      it = comms_.emplace(key, std::move(ring)).first;
+      comms_count_.store(comms_.size());
+    }
+    it->second.last_use = ++use_clock_;
+    return it->second;
+  }
+
+  Entry* FindLocked(const comm::OpRecord& op) {
+    auto it = comms_.find(std::make_pair(op.identifier, op.rank));
+    if (it == comms_.end()) return nullptr;
+    for (auto rit = it->second.ops.rbegin(); rit != it->second.ops.rend(); ++rit) {
+      if (rit->op.index == op.index) return &*rit;
+    }
+    return nullptr;
+  }
+
+  std::mutex mu_;
+  std::map<std::pair<std::string, uint32_t>, CommRing> comms_;
+  uint64_t use_clock_ = 0;
+  std::atomic<size_t> comms_count_{0};
+  std::atomic<int> failure_dumps_{0};
+  std::atomic<int> dump_seq_{0};
+};
+
+FlightRecorder* g_recorder = nullptr;  // lives for the process: observers may run at exit
+
+// SIGUSR1: the handler posts the semaphore (async-signal-safe); the thread dumps.
+sem_t g_signal_sem;
+std::atomic<bool> g_stop{false};
+
+void OnSigusr1(int) { sem_post(&g_signal_sem); }
+
+class SignalDumper {
+ public:
+  SignalDumper() {
+    sem_init(&g_signal_sem, 0, 0);
+    thread_ = std::thread([] {
+      pthread_setname_np(pthread_self(), "vigil_flight");
+      for (;;) {
+        if (sem_wait(&g_signal_sem) != 0) {
+          if (errno == EINTR) continue;
+          return;
+        }
+        if (g_stop.load()) return;
+        if (g_recorder != nullptr) g_recorder->Dump("SIGUSR1");
+      }
+    });
+  }
+  // At exit: stop and join the thread.
+  ~SignalDumper() {
+    g_stop.store(true);
+    sem_post(&g_signal_sem);
+    if (thread_.joinable()) thread_.join();
+  }
+
+ private:
+  std::thread thread_;
+};
+
+void ArmSigusr1() {
+  struct sigaction old = {};
+  if (sigaction(SIGUSR1, nullptr, &old) != 0) return;
+  const bool taken = (old.sa_flags & SA_SIGINFO) != 0 || (old.sa_handler != SIG_DFL);
+  if (taken) {
+    HCCL_RUN_INFO("[FlightRecorder]SIGUSR1 is handled by the program; dumps only on op failure");
+    return;
+  }
+  static SignalDumper dumper;  // joined by its static destructor at exit
+  struct sigaction sa = {};
+  sa.sa_handler = OnSigusr1;
+  sigemptyset(&sa.sa_mask);
+  sa.sa_flags = SA_RESTART;
+  sigaction(SIGUSR1, &sa, nullptr);
+}
+
+}  // namespace
+
+void InstallFlightRecorder() {
+  static const bool installed = [] {
+    g_recorder = new FlightRecorder();
+    comm::AddOpObserver(g_recorder);
+    ArmSigusr1();
+    return true;
+  }();
+  (void)installed;
+}
+
+std::string DumpFlightRecorder(const std::string& reason) {
+  return g_recorder != nullptr ? g_recorder->Dump(reason) : std::string();
+}
+
+}  // namespace vigil::dfx

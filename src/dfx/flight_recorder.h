@@ -1,0 +1,35 @@
+// The flight recorder: the last kFlightOpsPerComm ops of every communicator of the process
+// (tag, index, type, count, dtype, reduce op, root, stream, enter/start/leave times, state), kept
+// in a ring buffer by an op observer, and dumped as JSON next to the plog
+//   $ASCEND_PROCESS_LOG_PATH/run/flight/flight-<pid>_<YYYYMMDDhhmmssmmm>[_<n>].json
+// when an op fails (before aclrtSynchronizeStream returns its error) and on SIGUSR1 (the signal
+// handler only posts a semaphore; the "vigil_flight" thread writes the file). So diagnose has
+// each rank's exact op sequence even when entry logging (HCCL_ENTRY_LOG_ENABLE) was off.
+//
+// Schema "vigil.flight/1":
+//   {"schema":"vigil.flight/1","pid":..,"host":..,"reason":..,"dump_time":"<plog stamp>",
+//    "comms":[{"identifier":..,"rank":..,"nranks":..,"rankSize":..,"device":..,"pid":..,
+//              "host":..,"reason":..,"dump_time":..,"userDefine":..,
+//              "ops":[{"index":..,"tag":..,"op":"AllReduce","count":..,"dataType":"float32",
+//                      "reduceType":"sum"|null,"root":..|null,"streamId":..,"taskId":..,
+//                      "algType":..,"enter":"2025-10-24-11:16:55.490.253","start":..|null,
+//                      "leave":..|null,"state":"queued|running|done|failed",
+//                      "result":<HcclResult>,"error":".."}]}]}
+// Ops are oldest first. Times are local plog stamps.
+#pragma once
+
+#include <cstddef>
+#include <string>
+
+namespace vigil::dfx {
+
+inline constexpr size_t kFlightOpsPerComm = 256;
+
+// Registers the recorder as an op observer and arms SIGUSR1 (unless the program already handles
+// it). Idempotent; called from InstallTaskExceptionHandler.
+void InstallFlightRecorder();
+
+// Writes a dump now; returns its path ("" when nothing could be written). Thread-safe.
+std::string DumpFlightRecorder(const std::string& reason);
+
+}  // namespace vigil::dfx
