@@ -1,10 +1,35 @@
-// Placeholder hooks until the heartbeat lands (issue 4): nothing is monitored yet.
+// The API layer's and task-exception handler's way into the cluster heartbeat (heartbeat.h).
 #include "dfx/cluster_monitor.h"
+
+#include "bootstrap/root_info.h"
+#include "dfx/heartbeat.h"
 
 namespace vigil::dfx {
 
-void AttachHeartbeat(const std::shared_ptr<comm::Communicator>&) {}
-void DetachHeartbeat(const comm::Communicator*) {}
-void ReportClusterException(const comm::OpRecord&) {}
+namespace {
+
+uint16_t MaintenancePort(const std::string& host_ip) {
+  return Heartbeat::Instance().EnsureListener(host_ip);
+}
+
+// Rendezvous advertises the heartbeat listener of every rank; registering is only a pointer
+// store, so it is safe at library load (the listener starts on the first rendezvous).
+const bool g_registered = [] {
+  bootstrap::SetMaintenancePortProvider(&MaintenancePort);
+  return true;
+}();
+
+}  // namespace
+
+void AttachHeartbeat(const std::shared_ptr<comm::Communicator>& comm) {
+  (void)g_registered;
+  Heartbeat::Instance().Attach(comm);
+}
+
+void DetachHeartbeat(const comm::Communicator* comm) { Heartbeat::Instance().Detach(comm); }
+
+void ReportClusterException(const comm::OpRecord& op) {
+  Heartbeat::Instance().ReportClusterException(op);
+}
 
 }  // namespace vigil::dfx

@@ -1,0 +1,1058 @@
+#include "dfx/heartbeat.h"
+
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <poll.h>
+#include <pthread.h>
+#include <sys/eventfd.h>
+#include <sys/socket.h>
+#include <unistd.h>
+#include <arpa/inet.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+#include <deque>
+#include <map>
+#include <mutex>
+#include <fmt/ranges.h>
+#include <nlohmann/json.hpp>
+#include <set>
+#include <thread>
+
+#include "bootstrap/socket.h"
+#include "comm/op_observer.h"
+#include "common/env_config.h"
+#include "dfx/heartbeat_graph.h"
+#include "log/plog.h"
+
+namespace vigil::dfx {
+
+namespace {
+
+using namespace std::chrono_literals;
+
+constexpr auto kTick = 50ms;                 // HCCL's loop period
+constexpr size_t kMaxEvents = 5000;          // HCCL caps its event queue at 5000
+constexpr size_t kMaxPending = 4u << 20;     // bytes queued to one peer before frames drop
+constexpr size_t kBeatBackpressure = 64u << 10;  // a peer not reading gets no more beats
+constexpr auto kDialRetry = 500ms;
+constexpr auto kConnectTimeout = 2s;
+constexpr auto kAnonTimeout = 5s;            // an accepted socket must say hello/query by then
+constexpr auto kByeFlush = 300ms;
+// After an abnormal event a process keeps its links (and its exit waits) this long, so the
+// broadcast completes even when the failed ops make every rank destroy its comm and exit at once.
+constexpr auto kLinger = 1s;
+constexpr uint32_t kCqeStatusRetryExceeded = 12;  // RoCE "retransmit exceeded", as HCCL prints
+
+struct CommEntry {
+  std::weak_ptr<comm::Communicator> comm;
+  const comm::Communicator* raw = nullptr;
+  std::string identifier;
+  uint64_t key = 0;
+  uint32_t rank = 0;
+  uint32_t size = 0;
+  uint32_t exec_timeout_s = 0;
+  std::vector<std::string> uids;       // per rank
+  std::vector<std::string> endpoints;  // per rank: "ip:port" of its heartbeat, "" = none
+  std::vector<uint32_t> pids;
+  std::vector<std::string> neighbours;  // peer endpoints this entry holds a reference on
+  // This rank's op counters: entered (started) and left (finished).
+  uint64_t in = 0;
+  uint64_t out = 0;
+  std::string current_tag;
+  uint64_t current_index = 0;
+  SteadyClock::time_point inside_since;
+  // STUCK detection.
+  SteadyClock::time_point next_check;
+  bool prev_cond = false;
+  uint64_t prev_in = 0;
+  uint64_t prev_out = 0;
+  bool aborted = false;
+
+  const std::string& uid() const { return uids[rank]; }
+};
+
+enum class PeerState { kWant, kConnecting, kUp, kLost, kGone };
+
+const char* PeerStateName(PeerState s) {
+  switch (s) {
+    case PeerState::kWant: return "waiting";
+    case PeerState::kConnecting: return "connecting";
+    case PeerState::kUp: return "up";
+    case PeerState::kLost: return "lost";
+    case PeerState::kGone: return "closed";
+  }
+  return "?";
+}
+
+struct Peer {
+  std::string key;  // "ip:port" of its listener
+  std::string ip;
+  uint16_t port = 0;
+  uint32_t pid = 0;
+  int fd = -1;
+  PeerState state = PeerState::kWant;
+  bool dialer = false;   // this side dials (lower listener address)
+  bool ever_up = false;
+  bool closing = false;  // no communicator needs it any more: bye at bye_at, then close
+  bool bye_sent = false;
+  SteadyClock::time_point bye_at;
+  int refs = 0;
+  std::vector<uint8_t> out;
+  size_t out_pos = 0;
+  FrameReader in;
+  SteadyClock::time_point last_rx;
+  SteadyClock::time_point want_since;
+  SteadyClock::time_point next_dial;
+  SteadyClock::time_point connect_started;
+};
+
+// An accepted connection before it said who it is (hello: a neighbour; query: vigil health).
+struct Anon {
+  int fd = -1;
+  FrameReader in;
+  std::vector<uint8_t> out;
+  size_t out_pos = 0;
+  bool replied = false;
+  SteadyClock::time_point deadline;
+};
+
+struct RemoteCounters {
+  uint64_t in = 0;
+  uint64_t out = 0;
+  SteadyClock::time_point at;
+};
+
+struct Forward {
+  HbEvent event;
+  std::string from;  // peer key it came from ("" = discovered here)
+};
+
+void SetNonBlocking(int fd) {
+  int flags = fcntl(fd, F_GETFL, 0);
+  if (flags >= 0) fcntl(fd, F_SETFL, flags | O_NONBLOCK);
+}
+
+void SetNoDelay(int fd) {
+  int one = 1;
+  (void)setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+}
+
+// false when the connection is broken.
+bool Flush(int fd, std::vector<uint8_t>& out, size_t& pos) {
+  while (pos < out.size()) {
+    ssize_t n = send(fd, out.data() + pos, out.size() - pos, MSG_DONTWAIT | MSG_NOSIGNAL);
+    if (n > 0) {
+      pos += static_cast<size_t>(n);
+      continue;
+    }
+    if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) return true;
+    if (n < 0 && errno == EINTR) continue;
+    return false;
+  }
+  out.clear();
+  pos = 0;
+  return true;
+}
+
+// Reads what is there. Returns false on EOF or error (*why says which).
+bool Drain(int fd, FrameReader& in, std::string* why) {
+  uint8_t buf[65536];
+  for (;;) {
+    ssize_t n = recv(fd, buf, sizeof(buf), MSG_DONTWAIT);
+    if (n > 0) {
+      in.Append(buf, static_cast<size_t>(n));
+      continue;
+    }
+    if (n == 0) {
+      *why = "connection closed by peer without bye";
+      return false;
+    }
+    if (errno == EAGAIN || errno == EWOULDBLOCK) return true;
+    if (errno == EINTR) continue;
+    *why = std::string("connection error: ") + strerror(errno);
+    return false;
+  }
+}
+
+}  // namespace
+
+class Heartbeat::Impl : public comm::OpObserver {
+ public:
+  // ---- setup ----
+  uint16_t EnsureListener(const std::string& host_ip) {
+    std::call_once(start_once_, [&] { Start(host_ip); });
+    return enabled_.load() ? port_ : 0;
+  }
+
+  bool enabled() const { return enabled_.load(); }
+  std::string listen_address() const { return enabled_.load() ? self_key_ : std::string(); }
+
+  void Attach(const std::shared_ptr<comm::Communicator>& comm) {
+    if (!enabled_.load() || !comm) return;
+    const auto& ranks = comm->ranks();
+    const uint32_t me = comm->rank();
+    if (me >= ranks.size()) return;
+    if (ranks[me].maint_port == 0) {
+      HCCL_RUN_WARNING("[Heartbeat]communicator [{}] rank[{}] advertised no heartbeat listener; "
+                       "not monitored",
+                       comm->identifier(), me);
+      return;
+    }
+    auto e = std::make_shared<CommEntry>();
+    e->comm = comm;
+    e->raw = comm.get();
+    e->identifier = comm->identifier();
+    e->key = CommKey(e->identifier);
+    e->rank = me;
+    e->size = comm->size();
+    e->exec_timeout_s = ranks[me].exec_timeout_s;
+    std::map<std::pair<std::string, int32_t>, int> same;
+    for (const auto& r : ranks) ++same[{r.host_ip, r.device}];
+    for (const auto& r : ranks) {
+      e->uids.push_back(RankUid(r.host_ip, r.device, r.pid, same[{r.host_ip, r.device}] > 1));
+      e->endpoints.push_back(r.maint_port == 0 ? std::string()
+                                               : fmt::format("{}:{}", r.host_ip, r.maint_port));
+      e->pids.push_back(r.pid);
+    }
+    std::map<std::string, uint32_t> keys;  // neighbour endpoint -> its pid
+    std::vector<std::string> shown;
+    for (uint32_t n : HeartbeatNeighbours(me, e->size)) {
+      const std::string& ep = e->endpoints[n];
+      shown.push_back(fmt::format("{}({})", n, e->uids[n]));
+      if (ep.empty() || ep == self_key_) continue;  // no heartbeat, or a rank of this process
+      keys[ep] = e->pids[n];
+    }
+    const auto now = SteadyClock::now();
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      e->next_check = now + StuckPeriod(*e);
+      for (const auto& [ep, pid] : keys) {
+        Peer& p = PeerLocked(ep);
+        p.pid = pid;
+        ++p.refs;
+        if (p.closing && p.bye_sent) {  // the neighbour was told goodbye: start over
+          if (p.fd >= 0) close(p.fd);
+          p.fd = -1;
+          if (p.state != PeerState::kLost) p.state = PeerState::kGone;
+        }
+        p.closing = false;
+        p.bye_sent = false;
+        if (p.state == PeerState::kGone) {
+          p.state = PeerState::kWant;
+          p.ever_up = false;
+          p.want_since = now;
+          p.next_dial = now;
+        }
+        e->neighbours.push_back(ep);
+      }
+      for (uint32_t r = 0; r < e->size; ++r) {
+        if (!e->endpoints[r].empty()) endpoint_of_uid_[e->uids[r]] = e->endpoints[r];
+      }
+      comms_.push_back(e);
+      by_id_[{e->identifier, e->rank}] = e;
+      members_of_[e->identifier] = std::set<std::string>(e->uids.begin(), e->uids.end());
+      last_local_uid_ = e->uid();
+      // Events that arrived before this communicator existed still concern it.
+      for (const HbEvent& ev : events_) {
+        if (ev.status != HbStatus::kStuck && members_of_[e->identifier].count(ev.crimer) != 0) {
+          AbortEntryLocked(*e, ev);
+        }
+      }
+    }
+    std::weak_ptr<CommEntry> weak = e;
+    comm->transport()->SetLinkErrorObserver(
+        [this, weak](const transport::LinkError& err) { OnLinkError(weak, err); });
+    HCCL_RUN_INFO("[Heartbeat]attach communicator [{}] rank[{}] uid[{}] neighbours[{}] "
+                  "maintenance links[{}]",
+                  e->identifier, me, e->uid(), fmt::join(shown, ","), keys.size());
+    Wake();
+  }
+
+  void Detach(const comm::Communicator* raw) {
+    if (!enabled_.load() || raw == nullptr) return;
+    std::shared_ptr<CommEntry> e;
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      auto it = std::find_if(comms_.begin(), comms_.end(),
+                             [&](const auto& c) { return c->raw == raw; });
+      if (it == comms_.end()) return;
+      e = *it;
+      comms_.erase(it);
+      by_id_.erase({e->identifier, e->rank});
+      for (const std::string& ep : e->neighbours) {
+        auto pit = peers_.find(ep);
+        if (pit == peers_.end()) continue;
+        Peer& p = pit->second;
+        if (--p.refs <= 0) {
+          p.refs = 0;
+          p.closing = true;
+          p.bye_at = std::max(SteadyClock::now(), linger_until_);
+        }
+      }
+    }
+    if (auto c = e->comm.lock()) c->transport()->SetLinkErrorObserver(nullptr);
+    Wake();
+  }
+
+  // ---- op counters (stream workers) ----
+  void OnEnqueue(const comm::OpRecord&) override {}
+  void OnStart(const comm::OpRecord& op) override {
+    std::lock_guard<std::mutex> lock(mu_);
+    auto it = by_id_.find({op.identifier, op.rank});
+    if (it == by_id_.end()) return;
+    CommEntry& e = *it->second;
+    ++e.in;
+    e.current_tag = op.tag;
+    e.current_index = op.index;
+    e.inside_since = SteadyClock::now();
+  }
+  void OnFinish(const comm::OpRecord& op, HcclResult, const comm::OpFailure* failure) override {
+    std::lock_guard<std::mutex> lock(mu_);
+    // Runs before the task-exception report of the same op: remember a link failure, whose CQE
+    // event may still be on its way from the transport's thread.
+    if (failure != nullptr && failure->kind == comm::OpFailure::Kind::kLink) {
+      link_failed_ops_.insert({op.identifier, op.index});
+      if (link_failed_ops_.size() > 1024) link_failed_ops_.erase(link_failed_ops_.begin());
+    }
+    auto it = by_id_.find({op.identifier, op.rank});
+    if (it == by_id_.end()) return;
+    ++it->second->out;
+  }
+
+  // ---- task exception ----
+  void ReportClusterException(const comm::OpRecord& op) {
+    if (!enabled_.load()) return;
+    std::vector<HbEvent> key;
+    // A data link's error reaches the op (on the stream worker) and the observer (on the
+    // transport's thread) at about the same time; give its event a moment to be recorded.
+    for (int attempt = 0;; ++attempt) {
+      bool link_failed = false;
+      {
+        std::lock_guard<std::mutex> lock(mu_);
+        std::vector<HbEvent> all(events_.begin(), events_.end());
+        auto it = members_of_.find(op.identifier);
+        key = SelectKeyEvents(all, it == members_of_.end() ? std::set<std::string>() : it->second,
+                              op.enqueue_time);
+        link_failed = link_failed_ops_.count({op.identifier, op.index}) != 0;
+      }
+      if (!key.empty() || !link_failed || attempt >= 10) break;
+      std::this_thread::sleep_for(kTick);
+    }
+    for (size_t i = 0; i < key.size(); ++i) {
+      const std::string line = FormatClusterExceptionLine(key[i]);
+      if (i < 3) HCCL_ERROR("{}", line);
+      HCCL_RUN_INFO("{}", line);
+    }
+    if (key.size() > 3) {
+      HCCL_ERROR("[TaskExecStage][HeartbeatAbnormal]there are {} abnormal device(s), only the "
+                 "first 3 are printed; all heartbeat events are in run/plog (HeartbeatAbnormal)",
+                 key.size());
+    }
+  }
+
+  std::vector<HbEvent> Events() {
+    std::lock_guard<std::mutex> lock(mu_);
+    return std::vector<HbEvent>(events_.begin(), events_.end());
+  }
+
+  std::string ViewJson() {
+    std::lock_guard<std::mutex> lock(mu_);
+    return ViewJsonLocked();
+  }
+
+  void Stop() {
+    if (!enabled_.load() || stopped_.exchange(true)) return;
+    // Let a broadcast in flight finish (bounded): the process may be exiting because of it.
+    const auto bound = SteadyClock::now() + 2 * kLinger;
+    for (;;) {
+      {
+        std::lock_guard<std::mutex> lock(mu_);
+        if (SteadyClock::now() >= linger_until_) break;
+      }
+      if (SteadyClock::now() >= bound) break;
+      std::this_thread::sleep_for(20ms);
+    }
+    stop_.store(true);
+    Wake();
+    if (thread_.joinable()) thread_.join();
+  }
+
+ private:
+  void Start(const std::string& host_ip) {
+    const EnvConfig& env = Env();
+    if (!env.heartbeat_enable) {
+      HCCL_RUN_INFO("[Heartbeat]cluster heartbeat disabled by VIGIL_HEARTBEAT=0");
+      return;
+    }
+    net::Socket listener;
+    uint16_t port = 0;
+    std::string why;
+    if (net::Listen(host_ip, 0, &listener, &port, &why) != HCCL_SUCCESS) {
+      HCCL_RUN_WARNING("[Heartbeat]cannot open the maintenance listener on [{}]: {}; cluster "
+                       "heartbeat off",
+                       host_ip, why);
+      return;
+    }
+    wake_fd_ = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+    if (wake_fd_ < 0) {
+      HCCL_RUN_WARNING("[Heartbeat]eventfd failed: {}; cluster heartbeat off", strerror(errno));
+      return;
+    }
+    SetNonBlocking(listener.fd());
+    listener_ = std::move(listener);
+    port_ = port;
+    self_key_ = fmt::format("{}:{}", host_ip, port);
+    lost_timeout_ = std::chrono::seconds(env.heartbeat_lost_s);
+    beat_interval_ = std::clamp<std::chrono::milliseconds>(
+        std::chrono::duration_cast<std::chrono::milliseconds>(lost_timeout_) / 3, 100ms, 1000ms);
+    enabled_.store(true);
+    comm::AddOpObserver(this);
+    thread_ = std::thread([this] { Loop(); });
+    std::atexit([] { Heartbeat::Instance().Stop(); });
+    HCCL_RUN_INFO("[Heartbeat]maintenance listener [{}], pid[{}], lost timeout[{}]s, beat "
+                  "interval[{}]ms, neighbour graph[ring + de Bruijn degree 2]",
+                  self_key_, getpid(), env.heartbeat_lost_s, beat_interval_.count());
+  }
+
+  std::chrono::milliseconds StuckPeriod(const CommEntry& e) const {
+    // HCCL checks every max(exec/3, 60 s); a third of the exec timeout, at least 1 s, lets tests
+    // shorten it.
+    return std::max<std::chrono::milliseconds>(1000ms, std::chrono::milliseconds(
+                                                           uint64_t{e.exec_timeout_s} * 1000 / 3));
+  }
+
+  void Wake() {
+    uint64_t one = 1;
+    if (wake_fd_ >= 0) (void)!write(wake_fd_, &one, sizeof(one));
+  }
+
+  Peer& PeerLocked(const std::string& key) {
+    auto it = peers_.find(key);
+    if (it != peers_.end()) return it->second;
+    Peer& p = peers_[key];
+    p.key = key;
+    const size_t colon = key.rfind(':');
+    p.ip = key.substr(0, colon);
+    p.port = static_cast<uint16_t>(std::atoi(key.c_str() + colon + 1));
+    p.dialer = self_key_ < key;
+    const auto now = SteadyClock::now();
+    p.want_since = now;
+    p.next_dial = now;
+    p.last_rx = now;
+    return p;
+  }
+
+  // ---- events ----
+  std::vector<std::string> LocalUidsLocked() const {
+    std::vector<std::string> out;
+    for (const auto& e : comms_) {
+      if (std::find(out.begin(), out.end(), e->uid()) == out.end()) out.push_back(e->uid());
+    }
+    if (out.empty() && !last_local_uid_.empty()) out.push_back(last_local_uid_);
+    return out;
+  }
+
+  // SetStatus: records and forwards an event once per (crimer, status).
+  bool RaiseLocked(const std::string& crimer, const std::string& informer, HbStatus status,
+                   const std::string& from, uint64_t discovered_us) {
+    if (!seen_[crimer].insert(status).second) return false;
+    linger_until_ = SteadyClock::now() + kLinger;
+    HbEvent e;
+    e.crimer = crimer;
+    e.informer = informer;
+    e.status = status;
+    e.arrival = WallClock::now();
+    e.discovered_us = discovered_us != 0 ? discovered_us : NowMicros();
+    events_.push_back(e);
+    if (events_.size() > kMaxEvents) events_.pop_front();
+    for (const std::string& local : LocalUidsLocked()) {
+      HCCL_RUN_INFO("{}", FormatAbnormalLine(local, e));
+    }
+    forward_.push_back({e, from});
+    if (status == HbStatus::kLost || status == HbStatus::kCqe) {
+      for (const auto& c : comms_) {
+        if (std::find(c->uids.begin(), c->uids.end(), crimer) != c->uids.end()) {
+          AbortEntryLocked(*c, e);
+        }
+      }
+    }
+    Wake();
+    return true;
+  }
+
+  void AbortEntryLocked(CommEntry& c, const HbEvent& e) {
+    if (c.aborted) return;
+    auto comm = c.comm.lock();
+    if (!comm) return;
+    c.aborted = true;
+    const HcclResult code = e.status == HbStatus::kCqe ? HCCL_E_REMOTE : HCCL_E_NETWORK;
+    comm->Abort(code);
+    HCCL_RUN_WARNING("[Heartbeat]communicator [{}] rank[{}] aborted with {}: rank [{}] status[{}] "
+                     "(informer [{}]); ops waiting on it end now",
+                     c.identifier, c.rank,
+                     code == HCCL_E_REMOTE ? "HCCL_E_REMOTE" : "HCCL_E_NETWORK", e.crimer,
+                     HbStatusName(e.status), e.informer);
+  }
+
+  void OnLinkError(const std::weak_ptr<CommEntry>& weak, const transport::LinkError& err) {
+    std::string local_uid, remote_uid, identifier;
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      auto e = weak.lock();
+      if (!e || err.remote.rank >= e->size) return;
+      local_uid = e->uid();
+      remote_uid = e->uids[err.remote.rank];
+      identifier = e->identifier;
+    }
+    const CqeEnd local{err.local.host_ip, std::to_string(err.local.device), err.local.host_ip};
+    const CqeEnd remote{err.remote.host_ip, std::to_string(err.remote.device),
+                        err.remote.host_ip};
+    HCCL_ERROR("{}", FormatCqeLine(kCqeStatusRetryExceeded, WallClock::now(), local, remote));
+    HCCL_RUN_WARNING("[Heartbeat]data link of communicator [{}] rank[{}] to rank[{}] failed: {}",
+                     identifier, err.local.rank, err.remote.rank, err.reason);
+    std::call_once(cqe_screen_once_, [&] {
+      log::ScreenError("EI0013", {local.server, local.device_id, local.device_ip, remote.server,
+                                  remote.device_id, remote.device_ip});
+    });
+    std::lock_guard<std::mutex> lock(mu_);
+    RaiseLocked(remote_uid, local_uid, HbStatus::kCqe, "", 0);
+  }
+
+  // keep_link: the neighbour fell silent but its socket is fine (a stopped process): keep it, so
+  // it hears our bye at exit rather than taking our close for our death when it resumes.
+  void PeerLostLocked(Peer& p, const std::string& why, bool keep_link = false) {
+    if (p.fd >= 0 && !keep_link) {
+      close(p.fd);
+      p.fd = -1;
+      p.out.clear();
+      p.out_pos = 0;
+    }
+    p.state = PeerState::kLost;
+    HCCL_RUN_WARNING("[Heartbeat]neighbour [{}] pid[{}] lost: {}", p.key, p.pid, why);
+    for (const auto& c : comms_) {
+      for (uint32_t r = 0; r < c->size; ++r) {
+        if (c->endpoints[r] == p.key) RaiseLocked(c->uids[r], c->uid(), HbStatus::kLost, "", 0);
+      }
+    }
+  }
+
+  // ---- I/O ----
+  void QueueLocked(Peer& p, const std::vector<uint8_t>& frame, bool is_beat) {
+    if (p.fd < 0) return;
+    const size_t pending = p.out.size() - p.out_pos;
+    if ((is_beat && pending > kBeatBackpressure) || pending > kMaxPending) return;
+    p.out.insert(p.out.end(), frame.begin(), frame.end());
+  }
+
+  void ConnectedLocked(Peer& p, SteadyClock::time_point now) {
+    p.state = PeerState::kUp;
+    p.ever_up = true;
+    p.last_rx = now;
+    HCCL_RUN_INFO("[Heartbeat]maintenance link to [{}] up ({})", p.key,
+                  p.dialer ? "dialed" : "accepted");
+  }
+
+  void DialLocked(Peer& p, SteadyClock::time_point now) {
+    p.next_dial = now + kDialRetry;
+    int fd = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+    if (fd < 0) return;
+    sockaddr_in addr{};
+    addr.sin_family = AF_INET;
+    addr.sin_port = htons(p.port);
+    if (inet_pton(AF_INET, p.ip.c_str(), &addr.sin_addr) != 1) {
+      close(fd);
+      return;
+    }
+    SetNoDelay(fd);
+    int rc = connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr));
+    if (rc != 0 && errno != EINPROGRESS) {
+      close(fd);
+      return;
+    }
+    p.fd = fd;
+    p.state = PeerState::kConnecting;
+    p.connect_started = now;
+    p.in = FrameReader();
+    p.out.clear();
+    p.out_pos = 0;
+    HelloFrame h{self_ip(), port_, static_cast<uint32_t>(getpid())};
+    p.out = EncodeHello(h);
+    if (rc == 0) ConnectedLocked(p, now);
+  }
+
+  std::string self_ip() const { return self_key_.substr(0, self_key_.rfind(':')); }
+
+  void HandleFrameLocked(Peer& p, FrameType type, const std::vector<uint8_t>& body,
+                         SteadyClock::time_point now) {
+    p.last_rx = now;
+    switch (type) {
+      case FrameType::kBeat: {
+        BeatFrame b;
+        if (!DecodeBeat(body, &b)) return;
+        for (const CommCounters& c : b.comms) {
+          remote_[{c.comm_key, c.rank}] = RemoteCounters{c.in, c.out, now};
+        }
+        break;
+      }
+      case FrameType::kEvent: {
+        EventFrame f;
+        if (!DecodeEvent(body, &f)) return;
+        RaiseLocked(f.crimer, f.informer, f.status, p.key, f.discovered_us);
+        break;
+      }
+      case FrameType::kBye:
+        if (p.fd >= 0) close(p.fd);
+        p.fd = -1;
+        p.out.clear();
+        p.out_pos = 0;
+        if (p.state != PeerState::kLost) p.state = PeerState::kGone;
+        HCCL_RUN_INFO("[Heartbeat]neighbour [{}] closed its maintenance link in order", p.key);
+        break;
+      default:
+        break;
+    }
+  }
+
+  void ServicePeerLocked(Peer& p, short revents, SteadyClock::time_point now) {
+    if (p.fd < 0) return;
+    if (p.state == PeerState::kConnecting) {
+      if ((revents & (POLLOUT | POLLERR | POLLHUP)) == 0) return;
+      int err = 0;
+      socklen_t len = sizeof(err);
+      getsockopt(p.fd, SOL_SOCKET, SO_ERROR, &err, &len);
+      if (err != 0) {
+        close(p.fd);
+        p.fd = -1;
+        p.state = PeerState::kWant;
+        return;
+      }
+      ConnectedLocked(p, now);
+    }
+    if (revents & POLLIN || revents & (POLLERR | POLLHUP)) {
+      std::string why;
+      const bool alive = Drain(p.fd, p.in, &why);
+      FrameType type;
+      std::vector<uint8_t> body;
+      bool bad = false;
+      while (p.fd >= 0 && p.in.Next(&type, &body, &bad)) HandleFrameLocked(p, type, body, now);
+      if (p.fd < 0) return;  // bye
+      if (bad) {
+        why = "malformed frame";
+      } else if (alive) {
+        return;
+      }
+      if (p.state == PeerState::kUp && !p.closing) {
+        PeerLostLocked(p, why);
+      } else {
+        close(p.fd);
+        p.fd = -1;
+        if (p.state != PeerState::kLost) p.state = p.closing ? PeerState::kGone : PeerState::kWant;
+      }
+    }
+  }
+
+  void ServiceAnonLocked(Anon& a, SteadyClock::time_point now) {
+    std::string why;
+    const bool alive = Drain(a.fd, a.in, &why);
+    FrameType type;
+    std::vector<uint8_t> body;
+    bool bad = false;
+    if (!a.replied && a.in.Next(&type, &body, &bad)) {
+      if (type == FrameType::kHello) {
+        HelloFrame h;
+        if (!DecodeHello(body, &h)) {
+          CloseAnon(a);
+          return;
+        }
+        const std::string key = fmt::format("{}:{}", h.host_ip, h.port);
+        Peer& p = PeerLocked(key);
+        if (p.fd >= 0) close(p.fd);  // a newer connection replaces an older one
+        p.fd = a.fd;
+        p.pid = h.pid;
+        p.in = std::move(a.in);
+        p.out.clear();
+        p.out_pos = 0;
+        a.fd = -1;
+        if (p.state != PeerState::kLost) ConnectedLocked(p, now);
+        // Frames that came with the hello.
+        while (p.fd >= 0 && p.in.Next(&type, &body, &bad)) HandleFrameLocked(p, type, body, now);
+        return;
+      }
+      if (type == FrameType::kQuery) {
+        a.out = EncodeReply(ViewJsonLocked());
+        a.replied = true;
+      } else {
+        CloseAnon(a);
+        return;
+      }
+    }
+    if (bad || (!alive && !a.replied)) CloseAnon(a);
+  }
+
+  void CloseAnon(Anon& a) {
+    if (a.fd >= 0) close(a.fd);
+    a.fd = -1;
+  }
+
+  void AcceptLocked(SteadyClock::time_point now) {
+    for (;;) {
+      int fd = accept4(listener_.fd(), nullptr, nullptr, SOCK_NONBLOCK | SOCK_CLOEXEC);
+      if (fd < 0) return;
+      SetNoDelay(fd);
+      Anon a;
+      a.fd = fd;
+      a.deadline = now + kAnonTimeout;
+      anon_.push_back(std::move(a));
+    }
+  }
+
+  // ---- periodic work ----
+  void BeatLocked() {
+    BeatFrame b;
+    for (const auto& c : comms_) b.comms.push_back({c->key, c->rank, c->in, c->out});
+    const std::vector<uint8_t> frame = EncodeBeat(b);
+    for (auto& [key, p] : peers_) {
+      if (p.state == PeerState::kUp && !p.bye_sent) QueueLocked(p, frame, true);
+    }
+  }
+
+  void TimersLocked(SteadyClock::time_point now) {
+    for (auto& [key, p] : peers_) {
+      const bool open = p.fd >= 0 && (p.state == PeerState::kUp || p.state == PeerState::kLost);
+      if (p.closing && open && !p.bye_sent && now >= std::max(p.bye_at, linger_until_)) {
+        QueueLocked(p, EncodeBye(), false);
+        p.bye_sent = true;
+      }
+      switch (p.state) {
+        case PeerState::kWant:
+          if (p.refs > 0 && p.dialer && now >= p.next_dial) DialLocked(p, now);
+          break;
+        case PeerState::kConnecting:
+          if (now - p.connect_started > kConnectTimeout) {
+            close(p.fd);
+            p.fd = -1;
+            p.state = PeerState::kWant;
+          }
+          break;
+        case PeerState::kUp:
+          if (!p.closing && now - p.last_rx > lost_timeout_) {
+            PeerLostLocked(p,
+                           fmt::format("no heartbeat for {}s (VIGIL_HEARTBEAT_LOST_TIMEOUT)",
+                                       lost_timeout_.count()),
+                           true);
+          }
+          break;
+        default:
+          break;
+      }
+      if ((p.state == PeerState::kWant || p.state == PeerState::kConnecting) && p.refs > 0 &&
+          !p.ever_up && now - p.want_since > lost_timeout_) {
+        PeerLostLocked(p, fmt::format("no maintenance link within {}s", lost_timeout_.count()));
+      }
+    }
+    for (Anon& a : anon_) {
+      if (a.fd >= 0 && now > a.deadline) CloseAnon(a);
+    }
+  }
+
+  void StuckLocked(SteadyClock::time_point now) {
+    const auto fresh = lost_timeout_ + 2 * beat_interval_;
+    for (const auto& cp : comms_) {
+      CommEntry& e = *cp;
+      if (e.exec_timeout_s == 0 || now < e.next_check) continue;
+      e.next_check = now + StuckPeriod(e);
+      bool not_entered = false, never_leaves = false;
+      auto judge = [&](uint64_t in, uint64_t out) {
+        if (in > out && in > e.in) not_entered = true;     // a peer is inside an op I never entered
+        if (e.in > e.out && out >= e.in) never_leaves = true;  // a peer left the op I am inside
+      };
+      for (const auto& [k, c] : remote_) {
+        if (k.first == e.key && k.second != e.rank && now - c.at < fresh) judge(c.in, c.out);
+      }
+      for (const auto& other : comms_) {  // ranks of the same communicator in this process
+        if (other.get() != &e && other->key == e.key) judge(other->in, other->out);
+      }
+      const bool cond = not_entered || never_leaves;
+      const bool still = e.in == e.prev_in && e.out == e.prev_out;
+      if (cond && e.prev_cond && still) {
+        HCCL_RUN_INFO("[HCCL_TRACE]rank:{}, count of currently executed operators:{}", e.uid(),
+                      e.in);
+        HCCL_RUN_WARNING("[Heartbeat]rank [{}] of communicator [{}] is stuck: {} (op in/out {}/{})",
+                         e.uid(), e.identifier,
+                         not_entered ? "it has not entered an op its peers are inside"
+                                     : "it is inside an op its peers have left",
+                         e.in, e.out);
+        RaiseLocked(e.uid(), e.uid(), HbStatus::kStuck, "", 0);
+      }
+      e.prev_cond = cond;
+      e.prev_in = e.in;
+      e.prev_out = e.out;
+    }
+  }
+
+  void ForwardLocked() {
+    while (!forward_.empty()) {
+      Forward f = std::move(forward_.front());
+      forward_.pop_front();
+      EventFrame frame{f.event.crimer, f.event.informer, f.event.status, f.event.discovered_us};
+      const std::vector<uint8_t> bytes = EncodeEvent(frame);
+      auto inf = endpoint_of_uid_.find(f.event.informer);
+      const std::string informer_ep = inf == endpoint_of_uid_.end() ? "" : inf->second;
+      for (auto& [key, p] : peers_) {
+        if (p.state != PeerState::kUp || p.bye_sent || key == f.from || key == informer_ep) {
+          continue;
+        }
+        QueueLocked(p, bytes, false);
+      }
+    }
+  }
+
+  void FlushAllLocked() {
+    for (auto& [key, p] : peers_) {
+      if (p.fd < 0 || p.state == PeerState::kConnecting || p.out_pos >= p.out.size()) continue;
+      if (!Flush(p.fd, p.out, p.out_pos)) {
+        p.out.clear();
+        p.out_pos = 0;  // the read side reports the break
+      }
+    }
+    for (Anon& a : anon_) {
+      if (a.fd < 0 || a.out.empty()) continue;
+      if (!Flush(a.fd, a.out, a.out_pos) || (a.replied && a.out.empty())) CloseAnon(a);
+    }
+  }
+
+  void CleanupLocked() {
+    for (auto it = peers_.begin(); it != peers_.end();) {
+      Peer& p = it->second;
+      const bool open = p.fd >= 0 && (p.state == PeerState::kUp || p.state == PeerState::kLost);
+      if (p.closing && p.refs == 0 && (p.bye_sent || !open) && p.out_pos >= p.out.size()) {
+        if (p.fd >= 0) close(p.fd);
+        it = peers_.erase(it);
+        continue;
+      }
+      ++it;
+    }
+    anon_.erase(std::remove_if(anon_.begin(), anon_.end(), [](const Anon& a) { return a.fd < 0; }),
+                anon_.end());
+  }
+
+  void Loop() {
+    pthread_setname_np(pthread_self(), "Hccl_HeartBeat");
+    auto last = SteadyClock::now();
+    auto next_beat = last;
+    std::vector<pollfd> fds;
+    struct Slot {
+      bool peer;
+      std::string key;
+    };
+    std::vector<Slot> slots;
+    while (!stop_.load()) {
+      fds.clear();
+      slots.clear();
+      {
+        std::lock_guard<std::mutex> lock(mu_);
+        fds.push_back({wake_fd_, POLLIN, 0});
+        fds.push_back({listener_.fd(), POLLIN, 0});
+        for (auto& [key, p] : peers_) {
+          if (p.fd < 0) continue;
+          short ev = POLLIN;
+          if (p.state == PeerState::kConnecting || p.out_pos < p.out.size()) ev |= POLLOUT;
+          fds.push_back({p.fd, ev, 0});
+          slots.push_back({true, key});
+        }
+        for (Anon& a : anon_) {
+          if (a.fd < 0) continue;
+          fds.push_back({a.fd, static_cast<short>(POLLIN | (a.out.empty() ? 0 : POLLOUT)), 0});
+          slots.push_back({false, std::string()});
+        }
+      }
+      (void)poll(fds.data(), fds.size(), static_cast<int>(kTick.count()));
+      std::lock_guard<std::mutex> lock(mu_);
+      const auto now = SteadyClock::now();
+      // This thread did not run for a long while (the process was stopped, or starved): the
+      // silence was ours, not the neighbours'.
+      if (now - last > std::max<SteadyClock::duration>(2s, lost_timeout_ / 2)) {
+        HCCL_RUN_WARNING("[Heartbeat]heartbeat thread was not scheduled for {} ms; neighbours' "
+                         "silence in that time is not counted",
+                         std::chrono::duration_cast<std::chrono::milliseconds>(now - last).count());
+        for (auto& [key, p] : peers_) p.last_rx = now;
+        for (const auto& c : comms_) c->prev_cond = false;
+      }
+      last = now;
+      if (fds[0].revents & POLLIN) {
+        uint64_t v;
+        (void)!read(wake_fd_, &v, sizeof(v));
+      }
+      if (fds[1].revents & POLLIN) AcceptLocked(now);
+      for (size_t i = 2; i < fds.size(); ++i) {
+        if (fds[i].revents == 0) continue;
+        const Slot& s = slots[i - 2];
+        if (s.peer) {
+          auto it = peers_.find(s.key);
+          if (it != peers_.end() && it->second.fd == fds[i].fd) {
+            ServicePeerLocked(it->second, fds[i].revents, now);
+          }
+        } else {
+          for (Anon& a : anon_) {
+            if (a.fd == fds[i].fd) {
+              ServiceAnonLocked(a, now);
+              break;
+            }
+          }
+        }
+      }
+      TimersLocked(now);
+      if (now >= next_beat) {
+        BeatLocked();
+        next_beat = now + beat_interval_;
+      }
+      StuckLocked(now);
+      ForwardLocked();
+      FlushAllLocked();
+      CleanupLocked();
+    }
+    ShutdownLinks();
+  }
+
+  // Orderly close: a bye to every neighbour (so none reports this process LOST), bounded flush.
+  void ShutdownLinks() {
+    std::lock_guard<std::mutex> lock(mu_);
+    auto open = [](const Peer& p) {
+      return p.fd >= 0 && (p.state == PeerState::kUp || p.state == PeerState::kLost);
+    };
+    for (auto& [key, p] : peers_) {
+      if (open(p) && !p.bye_sent) QueueLocked(p, EncodeBye(), false);
+    }
+    const auto deadline = SteadyClock::now() + kByeFlush;
+    for (;;) {
+      bool pending = false;
+      for (auto& [key, p] : peers_) {
+        if (!open(p) || p.out_pos >= p.out.size()) continue;
+        if (Flush(p.fd, p.out, p.out_pos) && p.out_pos < p.out.size()) pending = true;
+      }
+      if (!pending || SteadyClock::now() > deadline) break;
+      std::this_thread::sleep_for(5ms);
+    }
+    for (auto& [key, p] : peers_) {
+      if (p.fd >= 0) close(p.fd);
+      p.fd = -1;
+    }
+    for (Anon& a : anon_) CloseAnon(a);
+    listener_.Close();
+  }
+
+  std::string ViewJsonLocked() const {
+    using nlohmann::json;
+    json v;
+    v["pid"] = getpid();
+    v["listen"] = self_key_;
+    v["lost_timeout_s"] = lost_timeout_.count();
+    char host[256] = {0};
+    gethostname(host, sizeof(host) - 1);
+    v["host"] = host;
+    const auto now = SteadyClock::now();
+    json members = json::array(), ranks = json::array();
+    for (const auto& c : comms_) {
+      json m;
+      m["uid"] = c->uid();
+      m["comm"] = c->identifier;
+      m["rank"] = c->rank;
+      m["size"] = c->size;
+      m["in"] = c->in;
+      m["out"] = c->out;
+      m["exec_timeout_s"] = c->exec_timeout_s;
+      m["aborted"] = c->aborted;
+      if (c->in > c->out) {
+        m["op"] = c->current_tag;
+        m["index"] = c->current_index;
+        m["inside_ms"] =
+            std::chrono::duration_cast<std::chrono::milliseconds>(now - c->inside_since).count();
+      }
+      members.push_back(m);
+      for (uint32_t r = 0; r < c->size; ++r) {
+        ranks.push_back({{"comm", c->identifier},
+                         {"rank", r},
+                         {"uid", c->uids[r]},
+                         {"endpoint", c->endpoints[r]},
+                         {"pid", c->pids[r]}});
+      }
+    }
+    v["members"] = members;
+    v["ranks"] = ranks;
+    json peers = json::array();
+    for (const auto& [key, p] : peers_) {
+      peers.push_back(
+          {{"endpoint", key},
+           {"state", PeerStateName(p.state)},
+           {"last_rx_ms",
+            std::chrono::duration_cast<std::chrono::milliseconds>(now - p.last_rx).count()}});
+    }
+    v["peers"] = peers;
+    json events = json::array();
+    for (const HbEvent& e : events_) {
+      events.push_back({{"crimer", e.crimer},
+                        {"informer", e.informer},
+                        {"status", HbStatusName(e.status)},
+                        {"arrival", FormatCTime(e.arrival)},
+                        {"discovered_us", e.discovered_us}});
+    }
+    v["events"] = events;
+    return v.dump();
+  }
+
+  std::once_flag start_once_;
+  std::once_flag cqe_screen_once_;
+  std::atomic<bool> enabled_{false};
+  std::atomic<bool> stop_{false};
+  std::atomic<bool> stopped_{false};
+  std::thread thread_;
+  int wake_fd_ = -1;
+  net::Socket listener_;
+  uint16_t port_ = 0;
+  std::string self_key_;
+  std::chrono::seconds lost_timeout_{30};
+  std::chrono::milliseconds beat_interval_{1000};
+  SteadyClock::time_point linger_until_{};
+
+  std::mutex mu_;
+  std::vector<std::shared_ptr<CommEntry>> comms_;
+  std::map<std::pair<std::string, uint32_t>, std::shared_ptr<CommEntry>> by_id_;
+  std::map<std::string, std::set<std::string>> members_of_;  // identifier -> uids (kept)
+  std::map<std::string, std::string> endpoint_of_uid_;
+  std::string last_local_uid_;
+  std::map<std::string, Peer> peers_;
+  std::vector<Anon> anon_;
+  std::map<std::pair<uint64_t, uint32_t>, RemoteCounters> remote_;
+  std::map<std::string, std::set<HbStatus>> seen_;
+  std::set<std::pair<std::string, uint64_t>> link_failed_ops_;  // (identifier, op index)
+  std::deque<HbEvent> events_;
+  std::deque<Forward> forward_;
+};
+
+Heartbeat::Heartbeat() : impl_(new Impl()) {}
+
+Heartbeat& Heartbeat::Instance() {
+  static Heartbeat* instance = new Heartbeat();  // never destroyed: callbacks may run at exit
+  return *instance;
+}
+
+bool Heartbeat::enabled() const { return impl_->enabled(); }
+uint16_t Heartbeat::EnsureListener(const std::string& host_ip) {
+  return impl_->EnsureListener(host_ip);
+}
+std::string Heartbeat::listen_address() const { return impl_->listen_address(); }
+void Heartbeat::Attach(const std::shared_ptr<comm::Communicator>& comm) { impl_->Attach(comm); }
+void Heartbeat::Detach(const comm::Communicator* comm) { impl_->Detach(comm); }
+void Heartbeat::ReportClusterException(const comm::OpRecord& op) {
+  impl_->ReportClusterException(op);
+}
+std::string Heartbeat::ViewJson() { return impl_->ViewJson(); }
+std::vector<HbEvent> Heartbeat::Events() { return impl_->Events(); }
+void Heartbeat::Stop() { impl_->Stop(); }
+
+}  // namespace vigil::dfx
