@@ -206,7 +206,7 @@ class RankBench {
   bench::Buffers bufs_;
   std::unique_ptr<bench::Checker> checker_;
   bool modes_[2] = {true, true};  // out-of-place, in-place
-  nlohmann::json rows_ = nlohmann::json::array();
+  nlohmann::ordered_json rows_ = nlohmann::ordered_json::array();
   double busbw_sum_ = 0;
   uint64_t busbw_n_ = 0;
 };
@@ -274,7 +274,7 @@ void RankBench::PrintRow(const bench::Shape& s, const Cell cells[2]) {
   const double factor = bench::BusFactor(info_.op, nranks_);
   const int root = info_.rooted ? static_cast<int>(o_.root) : -1;
   const char* redop = info_.reduces ? bench::ReduceOpName(redop_) : "none";
-  nlohmann::json row = {{"size", s.bytes},  {"count", s.total_count},
+  nlohmann::ordered_json row = {{"size", s.bytes},  {"count", s.total_count},
                         {"type", bench::DataTypeName(type_)}, {"redop", redop},
                         {"root", root}};
   std::string line = fmt::format("  {:>10}  {:>12}  {:>8}  {:>6}  {:>6}", s.bytes, s.total_count,
@@ -294,7 +294,7 @@ void RankBench::PrintRow(const bench::Shape& s, const Cell cells[2]) {
     line += fmt::format("  {:>7}  {:>6.2f}  {:>6.2f}  {:>6}", FormatTime(c.time_us), algbw, busbw,
                         o_.check ? std::to_string(c.wrong) : std::string("N/A"));
     row[kKeys[m]] = {{"time_us", c.time_us}, {"algbw_gbps", algbw}, {"busbw_gbps", busbw},
-                     {"wrong", o_.check ? nlohmann::json(c.wrong) : nlohmann::json(nullptr)}};
+                     {"wrong", o_.check ? nlohmann::ordered_json(c.wrong) : nlohmann::ordered_json(nullptr)}};
   }
   rows_.push_back(std::move(row));
   if (!o_.json) {
@@ -427,7 +427,7 @@ int RankBench::Run() {
   if (rank_ == 0) {
     if (o_.json) {
       const char* tp = getenv("VIGIL_TRANSPORT");
-      nlohmann::json doc = {
+      nlohmann::ordered_json doc = {
           {"tool", "vigil bench"},
           {"op", info_.name},
           {"nranks", nranks_},
