@@ -243,8 +243,10 @@ int RunDestroyBeforeSync(const Options& o) {
     const size_t bytes = o.count * sizeof(float);
     void* a = DevBuf(bytes);
     void* b = DevBuf(bytes);
+    CheckedAllReduce(comm, stream, o.count, nullptr);  // links up, every rank in step
     if (g_rank != 0) Sleep(o.delay_ms);
     HcclResult r1 = HcclAllReduce(a, b, o.count, HCCL_DATA_TYPE_FP32, HCCL_REDUCE_SUM, comm, stream);
+    if (g_rank == 0) Sleep(200);  // op 1 now runs, waiting for the late peers
     HcclResult r2 = HcclAllReduce(a, b, o.count, HCCL_DATA_TYPE_FP32, HCCL_REDUCE_SUM, comm, stream);
     r.op = r1 != HCCL_SUCCESS ? r1 : r2;
     if (g_rank == 0) {
