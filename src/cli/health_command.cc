@@ -2,6 +2,8 @@
 
 #include <arpa/inet.h>
 #include <fcntl.h>
+#include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <netinet/in.h>
 #include <poll.h>
 #include <sys/socket.h>
@@ -15,13 +17,10 @@
 #include <fstream>
 #include <future>
 #include <map>
+#include <nlohmann/json.hpp>
 #include <set>
 #include <string>
 #include <vector>
-
-#include <fmt/format.h>
-#include <fmt/ranges.h>
-#include <nlohmann/json.hpp>
 
 #include "dfx/heartbeat_frame.h"
 
@@ -54,7 +53,8 @@ bool SplitHostPort(const std::string& s, std::string* host, uint16_t* port) {
 // Waits for fd to be ready until the deadline; false on timeout or error.
 bool WaitFd(int fd, short events, Clock::time_point deadline) {
   for (;;) {
-    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now());
+    const auto left =
+        std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now());
     if (left.count() <= 0) return false;
     pollfd p{fd, events, 0};
     int rc = poll(&p, 1, static_cast<int>(left.count()));
@@ -155,7 +155,8 @@ std::vector<std::string> EndpointsFromLogs(const std::string& dir) {
       }
     }
   }
-  std::sort(found.begin(), found.end(), [](const auto& a, const auto& b) { return a.first > b.first; });
+  std::sort(found.begin(), found.end(),
+            [](const auto& a, const auto& b) { return a.first > b.first; });
   std::vector<std::string> out;
   for (const auto& [t, ep] : found) {
     if (std::find(out.begin(), out.end(), ep) == out.end()) out.push_back(ep);
@@ -240,14 +241,20 @@ int RunHealth(const HealthOptions& o) {
     if (pending.size() >= 32) {
       for (auto& [e, f] : pending) {
         auto r = f.get();
-        if (r.first) views[e] = r.second.first; else silent[e] = r.second.second;
+        if (r.first)
+          views[e] = r.second.first;
+        else
+          silent[e] = r.second.second;
       }
       pending.clear();
     }
   }
   for (auto& [e, f] : pending) {
     auto r = f.get();
-    if (r.first) views[e] = r.second.first; else silent[e] = r.second.second;
+    if (r.first)
+      views[e] = r.second.first;
+    else
+      silent[e] = r.second.second;
   }
 
   // Events merged over every answer: one per (crimer, status), earliest first-seen kept.
@@ -256,7 +263,8 @@ int RunHealth(const HealthOptions& o) {
     for (const auto& e : v["events"]) {
       auto k = std::make_pair(e.value("crimer", ""), e.value("status", ""));
       auto it = events.find(k);
-      if (it == events.end() || e.value("discovered_us", 0ull) < it->second.value("discovered_us", 0ull)) {
+      if (it == events.end() ||
+          e.value("discovered_us", 0ull) < it->second.value("discovered_us", 0ull)) {
         events[k] = e;
       }
     }
@@ -327,11 +335,12 @@ int RunHealth(const HealthOptions& o) {
   }
 
   if (!o.json_out) {
-    fmt::print("vigil health: job seen through rank process {} (pid {}); {} rank(s) in {} "
-               "communicator(s); {} process(es) answered\n\n",
-               via, first.value("pid", 0), nranks, comms.size(), views.size());
-    const std::vector<std::string> head = {"COMM", "RANK", "UID", "PID", "HEARTBEAT", "STATE",
-                                           "OP", "IN/OUT"};
+    fmt::print(
+        "vigil health: job seen through rank process {} (pid {}); {} rank(s) in {} "
+        "communicator(s); {} process(es) answered\n\n",
+        via, first.value("pid", 0), nranks, comms.size(), views.size());
+    const std::vector<std::string> head = {"COMM",      "RANK",  "UID", "PID",
+                                           "HEARTBEAT", "STATE", "OP",  "IN/OUT"};
     std::vector<size_t> w(head.size());
     for (size_t i = 0; i < head.size(); ++i) w[i] = head[i].size();
     for (auto& row : rows) {
@@ -347,8 +356,10 @@ int RunHealth(const HealthOptions& o) {
     print_row(head);
     std::string prev_comm;
     for (auto row : rows) {
-      if (row[0] == prev_comm) row[0] = "";
-      else prev_comm = row[0];
+      if (row[0] == prev_comm)
+        row[0] = "";
+      else
+        prev_comm = row[0];
       print_row(row);
     }
     fmt::print("\nEvents ({}):\n", events.size());

@@ -26,7 +26,9 @@ void AttachHeartbeat(const std::shared_ptr<comm::Communicator>& comm) {
   Heartbeat::Instance().Attach(comm);
 }
 
-void DetachHeartbeat(const comm::Communicator* comm) { Heartbeat::Instance().Detach(comm); }
+void DetachHeartbeat(const comm::Communicator* comm) {
+  Heartbeat::Instance().Detach(comm);
+}
 
 void ReportClusterException(const comm::OpRecord& op) {
   Heartbeat::Instance().ReportClusterException(op);

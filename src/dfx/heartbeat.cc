@@ -1,6 +1,8 @@
 #include "dfx/heartbeat.h"
 
+#include <arpa/inet.h>
 #include <fcntl.h>
+#include <fmt/ranges.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <poll.h>
@@ -8,7 +10,6 @@
 #include <sys/eventfd.h>
 #include <sys/socket.h>
 #include <unistd.h>
-#include <arpa/inet.h>
 
 #include <algorithm>
 #include <atomic>
@@ -18,7 +19,6 @@
 #include <deque>
 #include <map>
 #include <mutex>
-#include <fmt/ranges.h>
 #include <nlohmann/json.hpp>
 #include <set>
 #include <thread>
@@ -35,13 +35,13 @@ namespace {
 
 using namespace std::chrono_literals;
 
-constexpr auto kTick = 50ms;                 // HCCL's loop period
-constexpr size_t kMaxEvents = 5000;          // HCCL caps its event queue at 5000
-constexpr size_t kMaxPending = 4u << 20;     // bytes queued to one peer before frames drop
+constexpr auto kTick = 50ms;                     // HCCL's loop period
+constexpr size_t kMaxEvents = 5000;              // HCCL caps its event queue at 5000
+constexpr size_t kMaxPending = 4u << 20;         // bytes queued to one peer before frames drop
 constexpr size_t kBeatBackpressure = 64u << 10;  // a peer not reading gets no more beats
 constexpr auto kDialRetry = 500ms;
 constexpr auto kConnectTimeout = 2s;
-constexpr auto kAnonTimeout = 5s;            // an accepted socket must say hello/query by then
+constexpr auto kAnonTimeout = 5s;  // an accepted socket must say hello/query by then
 constexpr auto kByeFlush = 300ms;
 // After an abnormal event a process keeps its links (and its exit waits) this long, so the
 // broadcast completes even when the failed ops make every rank destroy its comm and exit at once.
@@ -80,11 +80,16 @@ enum class PeerState { kWant, kConnecting, kUp, kLost, kGone };
 
 const char* PeerStateName(PeerState s) {
   switch (s) {
-    case PeerState::kWant: return "waiting";
-    case PeerState::kConnecting: return "connecting";
-    case PeerState::kUp: return "up";
-    case PeerState::kLost: return "lost";
-    case PeerState::kGone: return "closed";
+    case PeerState::kWant:
+      return "waiting";
+    case PeerState::kConnecting:
+      return "connecting";
+    case PeerState::kUp:
+      return "up";
+    case PeerState::kLost:
+      return "lost";
+    case PeerState::kGone:
+      return "closed";
   }
   return "?";
 }
@@ -96,7 +101,7 @@ struct Peer {
   uint32_t pid = 0;
   int fd = -1;
   PeerState state = PeerState::kWant;
-  bool dialer = false;   // this side dials (lower listener address)
+  bool dialer = false;  // this side dials (lower listener address)
   bool ever_up = false;
   bool closing = false;  // no communicator needs it any more: bye at bye_at, then close
   bool bye_sent = false;
@@ -198,9 +203,10 @@ class Heartbeat::Impl : public comm::OpObserver {
     const uint32_t me = comm->rank();
     if (me >= ranks.size()) return;
     if (ranks[me].maint_port == 0) {
-      HCCL_RUN_WARNING("[Heartbeat]communicator [{}] rank[{}] advertised no heartbeat listener; "
-                       "not monitored",
-                       comm->identifier(), me);
+      HCCL_RUN_WARNING(
+          "[Heartbeat]communicator [{}] rank[{}] advertised no heartbeat listener; "
+          "not monitored",
+          comm->identifier(), me);
       return;
     }
     auto e = std::make_shared<CommEntry>();
@@ -267,9 +273,10 @@ class Heartbeat::Impl : public comm::OpObserver {
     std::weak_ptr<CommEntry> weak = e;
     comm->transport()->SetLinkErrorObserver(
         [this, weak](const transport::LinkError& err) { OnLinkError(weak, err); });
-    HCCL_RUN_INFO("[Heartbeat]attach communicator [{}] rank[{}] uid[{}] neighbours[{}] "
-                  "maintenance links[{}]",
-                  e->identifier, me, e->uid(), fmt::join(shown, ","), keys.size());
+    HCCL_RUN_INFO(
+        "[Heartbeat]attach communicator [{}] rank[{}] uid[{}] neighbours[{}] "
+        "maintenance links[{}]",
+        e->identifier, me, e->uid(), fmt::join(shown, ","), keys.size());
     Wake();
   }
 
@@ -278,8 +285,8 @@ class Heartbeat::Impl : public comm::OpObserver {
     std::shared_ptr<CommEntry> e;
     {
       std::lock_guard<std::mutex> lock(mu_);
-      auto it = std::find_if(comms_.begin(), comms_.end(),
-                             [&](const auto& c) { return c->raw == raw; });
+      auto it =
+          std::find_if(comms_.begin(), comms_.end(), [&](const auto& c) { return c->raw == raw; });
       if (it == comms_.end()) return;
       e = *it;
       comms_.erase(it);
@@ -349,9 +356,10 @@ class Heartbeat::Impl : public comm::OpObserver {
       HCCL_RUN_INFO("{}", line);
     }
     if (key.size() > 3) {
-      HCCL_ERROR("[TaskExecStage][HeartbeatAbnormal]there are {} abnormal device(s), only the "
-                 "first 3 are printed; all heartbeat events are in run/plog (HeartbeatAbnormal)",
-                 key.size());
+      HCCL_ERROR(
+          "[TaskExecStage][HeartbeatAbnormal]there are {} abnormal device(s), only the "
+          "first 3 are printed; all heartbeat events are in run/plog (HeartbeatAbnormal)",
+          key.size());
     }
   }
 
@@ -385,17 +393,21 @@ class Heartbeat::Impl : public comm::OpObserver {
  private:
   void Start(const std::string& host_ip) {
     const EnvConfig& env = Env();
-    if (!env.heartbeat_enable) {
-      HCCL_RUN_INFO("[Heartbeat]cluster heartbeat disabled by VIGIL_HEARTBEAT=0");
+    if (!env.heartbeat_enable || !env.cluster_heartbeat) {
+      HCCL_RUN_INFO(
+          "[Heartbeat]cluster heartbeat disabled by {}",
+          env.heartbeat_enable ? "HCCL_DFS_CONFIG cluster_heartbeat:off" : "VIGIL_HEARTBEAT=0");
       return;
     }
+    stuck_detection_ = env.stuck_detection;
     net::Socket listener;
     uint16_t port = 0;
     std::string why;
     if (net::Listen(host_ip, 0, &listener, &port, &why) != HCCL_SUCCESS) {
-      HCCL_RUN_WARNING("[Heartbeat]cannot open the maintenance listener on [{}]: {}; cluster "
-                       "heartbeat off",
-                       host_ip, why);
+      HCCL_RUN_WARNING(
+          "[Heartbeat]cannot open the maintenance listener on [{}]: {}; cluster "
+          "heartbeat off",
+          host_ip, why);
       return;
     }
     wake_fd_ = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
@@ -414,16 +426,18 @@ class Heartbeat::Impl : public comm::OpObserver {
     comm::AddOpObserver(this);
     thread_ = std::thread([this] { Loop(); });
     std::atexit([] { Heartbeat::Instance().Stop(); });
-    HCCL_RUN_INFO("[Heartbeat]maintenance listener [{}], pid[{}], lost timeout[{}]s, beat "
-                  "interval[{}]ms, neighbour graph[ring + de Bruijn degree 2]",
-                  self_key_, getpid(), env.heartbeat_lost_s, beat_interval_.count());
+    HCCL_RUN_INFO(
+        "[Heartbeat]maintenance listener [{}], pid[{}], lost timeout[{}]s, beat "
+        "interval[{}]ms, stuck detection[{}], neighbour graph[ring + de Bruijn degree 2]",
+        self_key_, getpid(), env.heartbeat_lost_s, beat_interval_.count(),
+        stuck_detection_ ? "on" : "off");
   }
 
   std::chrono::milliseconds StuckPeriod(const CommEntry& e) const {
     // HCCL checks every max(exec/3, 60 s); a third of the exec timeout, at least 1 s, lets tests
     // shorten it.
-    return std::max<std::chrono::milliseconds>(1000ms, std::chrono::milliseconds(
-                                                           uint64_t{e.exec_timeout_s} * 1000 / 3));
+    return std::max<std::chrono::milliseconds>(
+        1000ms, std::chrono::milliseconds(uint64_t{e.exec_timeout_s} * 1000 / 3));
   }
 
   void Wake() {
@@ -492,11 +506,11 @@ class Heartbeat::Impl : public comm::OpObserver {
     c.aborted = true;
     const HcclResult code = e.status == HbStatus::kCqe ? HCCL_E_REMOTE : HCCL_E_NETWORK;
     comm->Abort(code);
-    HCCL_RUN_WARNING("[Heartbeat]communicator [{}] rank[{}] aborted with {}: rank [{}] status[{}] "
-                     "(informer [{}]); ops waiting on it end now",
-                     c.identifier, c.rank,
-                     code == HCCL_E_REMOTE ? "HCCL_E_REMOTE" : "HCCL_E_NETWORK", e.crimer,
-                     HbStatusName(e.status), e.informer);
+    HCCL_RUN_WARNING(
+        "[Heartbeat]communicator [{}] rank[{}] aborted with {}: rank [{}] status[{}] "
+        "(informer [{}]); ops waiting on it end now",
+        c.identifier, c.rank, code == HCCL_E_REMOTE ? "HCCL_E_REMOTE" : "HCCL_E_NETWORK", e.crimer,
+        HbStatusName(e.status), e.informer);
   }
 
   void OnLinkError(const std::weak_ptr<CommEntry>& weak, const transport::LinkError& err) {
@@ -510,8 +524,7 @@ class Heartbeat::Impl : public comm::OpObserver {
       identifier = e->identifier;
     }
     const CqeEnd local{err.local.host_ip, std::to_string(err.local.device), err.local.host_ip};
-    const CqeEnd remote{err.remote.host_ip, std::to_string(err.remote.device),
-                        err.remote.host_ip};
+    const CqeEnd remote{err.remote.host_ip, std::to_string(err.remote.device), err.remote.host_ip};
     HCCL_ERROR("{}", FormatCqeLine(kCqeStatusRetryExceeded, WallClock::now(), local, remote));
     HCCL_RUN_WARNING("[Heartbeat]data link of communicator [{}] rank[{}] to rank[{}] failed: {}",
                      identifier, err.local.rank, err.remote.rank, err.reason);
@@ -764,11 +777,11 @@ class Heartbeat::Impl : public comm::OpObserver {
     const auto fresh = lost_timeout_ + 2 * beat_interval_;
     for (const auto& cp : comms_) {
       CommEntry& e = *cp;
-      if (e.exec_timeout_s == 0 || now < e.next_check) continue;
+      if (!stuck_detection_ || e.exec_timeout_s == 0 || now < e.next_check) continue;
       e.next_check = now + StuckPeriod(e);
       bool not_entered = false, never_leaves = false;
       auto judge = [&](uint64_t in, uint64_t out) {
-        if (in > out && in > e.in) not_entered = true;     // a peer is inside an op I never entered
+        if (in > out && in > e.in) not_entered = true;  // a peer is inside an op I never entered
         if (e.in > e.out && out >= e.in) never_leaves = true;  // a peer left the op I am inside
       };
       for (const auto& [k, c] : remote_) {
@@ -877,9 +890,10 @@ class Heartbeat::Impl : public comm::OpObserver {
       // This thread did not run for a long while (the process was stopped, or starved): the
       // silence was ours, not the neighbours'.
       if (now - last > std::max<SteadyClock::duration>(2s, lost_timeout_ / 2)) {
-        HCCL_RUN_WARNING("[Heartbeat]heartbeat thread was not scheduled for {} ms; neighbours' "
-                         "silence in that time is not counted",
-                         std::chrono::duration_cast<std::chrono::milliseconds>(now - last).count());
+        HCCL_RUN_WARNING(
+            "[Heartbeat]heartbeat thread was not scheduled for {} ms; neighbours' "
+            "silence in that time is not counted",
+            std::chrono::duration_cast<std::chrono::milliseconds>(now - last).count());
         for (auto& [key, p] : peers_) p.last_rx = now;
         for (const auto& c : comms_) c->prev_cond = false;
       }
@@ -1018,6 +1032,7 @@ class Heartbeat::Impl : public comm::OpObserver {
   std::chrono::seconds lost_timeout_{30};
   std::chrono::milliseconds beat_interval_{1000};
   SteadyClock::time_point linger_until_{};
+  bool stuck_detection_ = true;  // HCCL_DFS_CONFIG stuck_detection
 
   std::mutex mu_;
   std::vector<std::shared_ptr<CommEntry>> comms_;
@@ -1041,18 +1056,32 @@ Heartbeat& Heartbeat::Instance() {
   return *instance;
 }
 
-bool Heartbeat::enabled() const { return impl_->enabled(); }
+bool Heartbeat::enabled() const {
+  return impl_->enabled();
+}
 uint16_t Heartbeat::EnsureListener(const std::string& host_ip) {
   return impl_->EnsureListener(host_ip);
 }
-std::string Heartbeat::listen_address() const { return impl_->listen_address(); }
-void Heartbeat::Attach(const std::shared_ptr<comm::Communicator>& comm) { impl_->Attach(comm); }
-void Heartbeat::Detach(const comm::Communicator* comm) { impl_->Detach(comm); }
+std::string Heartbeat::listen_address() const {
+  return impl_->listen_address();
+}
+void Heartbeat::Attach(const std::shared_ptr<comm::Communicator>& comm) {
+  impl_->Attach(comm);
+}
+void Heartbeat::Detach(const comm::Communicator* comm) {
+  impl_->Detach(comm);
+}
 void Heartbeat::ReportClusterException(const comm::OpRecord& op) {
   impl_->ReportClusterException(op);
 }
-std::string Heartbeat::ViewJson() { return impl_->ViewJson(); }
-std::vector<HbEvent> Heartbeat::Events() { return impl_->Events(); }
-void Heartbeat::Stop() { impl_->Stop(); }
+std::string Heartbeat::ViewJson() {
+  return impl_->ViewJson();
+}
+std::vector<HbEvent> Heartbeat::Events() {
+  return impl_->Events();
+}
+void Heartbeat::Stop() {
+  impl_->Stop();
+}
 
 }  // namespace vigil::dfx

@@ -1,5 +1,6 @@
 // The cluster heartbeat (seed: 集群心跳机制): one per process, shared by every communicator
-// attached to it.
+// attached to it. Off with VIGIL_HEARTBEAT=0 or HCCL_DFS_CONFIG cluster_heartbeat:off; STUCK
+// detection off with HCCL_DFS_CONFIG stuck_detection:off.
 //
 // - Maintenance links of its own: a TCP listener per process (advertised in RankInfo at
 //   rendezvous) and one connection per neighbour process, separate from every data link. The

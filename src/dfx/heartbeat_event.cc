@@ -12,30 +12,42 @@ constexpr auto kJitter = std::chrono::seconds(300);  // HCCL's JITTER_TIME
 
 const char* HbStatusName(HbStatus status) {
   switch (status) {
-    case HbStatus::kLost: return "LOST";
-    case HbStatus::kStuck: return "STUCK";
-    case HbStatus::kCqe: return "ERROR CQE";
-    case HbStatus::kOk: break;
+    case HbStatus::kLost:
+      return "LOST";
+    case HbStatus::kStuck:
+      return "STUCK";
+    case HbStatus::kCqe:
+      return "ERROR CQE";
+    case HbStatus::kOk:
+      break;
   }
   return "OK";
 }
 
 const char* HbExceptionType(HbStatus status) {
   switch (status) {
-    case HbStatus::kLost: return "Heartbeat Lost Occurred";
-    case HbStatus::kStuck: return "Stuck Occurred";
-    case HbStatus::kCqe: return "Error cqe Occurred";
-    case HbStatus::kOk: break;
+    case HbStatus::kLost:
+      return "Heartbeat Lost Occurred";
+    case HbStatus::kStuck:
+      return "Stuck Occurred";
+    case HbStatus::kCqe:
+      return "Error cqe Occurred";
+    case HbStatus::kOk:
+      break;
   }
   return "Unknown";
 }
 
 int HbPriority(HbStatus status) {
   switch (status) {
-    case HbStatus::kCqe: return 0;
-    case HbStatus::kStuck: return 1;
-    case HbStatus::kLost: return 2;
-    case HbStatus::kOk: break;
+    case HbStatus::kCqe:
+      return 0;
+    case HbStatus::kStuck:
+      return 1;
+    case HbStatus::kLost:
+      return 2;
+    case HbStatus::kOk:
+      break;
   }
   return 3;
 }
@@ -54,19 +66,22 @@ std::string FormatClusterExceptionLine(const HbEvent& e) {
       e.crimer, FormatCTime(e.arrival));
   switch (e.status) {
     case HbStatus::kLost:
-      line += fmt::format(", Discoverer:[{}], ExceptionType:[{}], Possible Reason:1. Process has "
-                          "exited, 2. Network Disconnected",
-                          e.informer, HbExceptionType(e.status));
+      line += fmt::format(
+          ", Discoverer:[{}], ExceptionType:[{}], Possible Reason:1. Process has "
+          "exited, 2. Network Disconnected",
+          e.informer, HbExceptionType(e.status));
       break;
     case HbStatus::kStuck:
-      line += fmt::format(", ExceptionType:[{}], Possible Reason:1.Host process is stuck, "
-                          "2.Device task is stuck",
-                          HbExceptionType(e.status));
+      line += fmt::format(
+          ", ExceptionType:[{}], Possible Reason:1.Host process is stuck, "
+          "2.Device task is stuck",
+          HbExceptionType(e.status));
       break;
     case HbStatus::kCqe:
-      line += fmt::format(", ExceptionType:[{}], Possible Reason:1.Network Disconnected, "
-                          "2.Remote Rank Coredown",
-                          HbExceptionType(e.status));
+      line += fmt::format(
+          ", ExceptionType:[{}], Possible Reason:1.Network Disconnected, "
+          "2.Remote Rank Coredown",
+          HbExceptionType(e.status));
       break;
     case HbStatus::kOk:
       break;

@@ -27,7 +27,8 @@ struct HbEvent {
   uint64_t discovered_us = 0;     // wall clock at the informer
 };
 
-// "[TaskExecStage][HeartbeatAbnormal]local rank [L]: crimer rank [C] status[S] by informer rank [I]"
+// "[TaskExecStage][HeartbeatAbnormal]local rank [L]: crimer rank [C] status[S] by informer rank
+// [I]"
 std::string FormatAbnormalLine(const std::string& local, const HbEvent& e);
 
 // "[TaskExecStage][HeartbeatAbnormal]Cluster Exception Location[IP/ID]:[C], Arrival Time:[Thu

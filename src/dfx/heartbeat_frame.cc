@@ -53,7 +53,9 @@ std::vector<uint8_t> EncodeEvent(const EventFrame& f) {
   return Frame(FrameType::kEvent, w);
 }
 
-std::vector<uint8_t> EncodeBye() { return Frame(FrameType::kBye, wire::Writer()); }
+std::vector<uint8_t> EncodeBye() {
+  return Frame(FrameType::kBye, wire::Writer());
+}
 
 std::vector<uint8_t> EncodeQuery() {
   wire::Writer w;

@@ -68,7 +68,9 @@ void WriteFile(const std::string& path, const std::string& text) {
   std::rename(tmp.c_str(), path.c_str());
 }
 
-bool Exists(const std::string& path) { return std::filesystem::exists(path); }
+bool Exists(const std::string& path) {
+  return std::filesystem::exists(path);
+}
 
 // True once every rank but `skip` has written DIR/<prefix>-R (bounded by timeout_s).
 bool WaitForAll(const std::string& dir, const char* prefix, uint32_t n, int64_t skip,
@@ -95,12 +97,18 @@ int main(int argc, char** argv) {
   uint64_t count = 64 * 1024;
   for (int i = 1; i + 1 < argc; i += 2) {
     const std::string k = argv[i];
-    if (k == "--out") out_dir = argv[i + 1];
-    else if (k == "--fault") fault = argv[i + 1];
-    else if (k == "--victim") victim = std::atoll(argv[i + 1]);
-    else if (k == "--peer") peer = std::atoll(argv[i + 1]);
-    else if (k == "--warmup") warmup = std::atoi(argv[i + 1]);
-    else if (k == "--count") count = std::strtoull(argv[i + 1], nullptr, 10);
+    if (k == "--out")
+      out_dir = argv[i + 1];
+    else if (k == "--fault")
+      fault = argv[i + 1];
+    else if (k == "--victim")
+      victim = std::atoll(argv[i + 1]);
+    else if (k == "--peer")
+      peer = std::atoll(argv[i + 1]);
+    else if (k == "--warmup")
+      warmup = std::atoi(argv[i + 1]);
+    else if (k == "--count")
+      count = std::strtoull(argv[i + 1], nullptr, 10);
   }
   uint32_t rank = 0, n = 0;
   if (out_dir.empty() || !VigilLaunchRank(&rank, &n)) {
@@ -164,8 +172,9 @@ int main(int argc, char** argv) {
     auto c = vigil::api::LookupComm(comm);
     const bool cut = c && peer >= 0 && c->transport()->InjectLinkCut(static_cast<uint32_t>(peer));
     WriteFile(out_dir + "/victim-time", std::to_string(NowUs()));
-    if (!cut) std::fprintf(stderr, "hb_driver rank %u: no link to rank %lld to cut\n", rank,
-                           static_cast<long long>(peer));
+    if (!cut)
+      std::fprintf(stderr, "hb_driver rank %u: no link to rank %lld to cut\n", rank,
+                   static_cast<long long>(peer));
   }
   if (fault == "hold") {
     const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);

@@ -7,6 +7,7 @@
 //   - the job ended by itself (vigil run's --timeout was not needed) and every process exited.
 // Behaviour only: the times are printed (F1 time to error) but never asserted.
 #include <fcntl.h>
+#include <gtest/gtest.h>
 #include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -24,8 +25,6 @@
 #include <thread>
 #include <vector>
 
-#include <gtest/gtest.h>
-
 namespace fs = std::filesystem;
 
 namespace {
@@ -42,10 +41,10 @@ struct Job {
   std::string fault = "none";
   int victim = -1;
   int peer = -1;
-  std::string transport;                  // "" = auto
-  std::vector<std::string> env;           // NAME=VALUE for the launcher and ranks
-  std::vector<std::string> prefix;        // e.g. ip netns exec NS
-  int timeout_s = 60;                     // vigil run --timeout
+  std::string transport;            // "" = auto
+  std::vector<std::string> env;     // NAME=VALUE for the launcher and ranks
+  std::vector<std::string> prefix;  // e.g. ip netns exec NS
+  int timeout_s = 60;               // vigil run --timeout
   // Called every 100 ms while the job runs, with its folder; may act once (cut the network).
   std::function<void(const fs::path&)> during;
 };
@@ -108,9 +107,9 @@ Outcome RunJob(const std::string& name, const Job& job) {
   args.insert(args.end(), {"run", "-n", std::to_string(job.n), "--log-dir", logs.string(),
                            "--timeout", std::to_string(job.timeout_s), "-q"});
   if (!job.transport.empty()) args.insert(args.end(), {"--transport", job.transport});
-  args.insert(args.end(), {"--", HB_DRIVER, "--out", o.dir.string(), "--fault", job.fault,
-                           "--victim", std::to_string(job.victim), "--peer",
-                           std::to_string(job.peer)});
+  args.insert(args.end(),
+              {"--", HB_DRIVER, "--out", o.dir.string(), "--fault", job.fault, "--victim",
+               std::to_string(job.victim), "--peer", std::to_string(job.peer)});
   const fs::path err_path = o.dir / "launcher.stderr";
   pid_t pid = fork();
   if (pid == 0) {
@@ -201,7 +200,8 @@ std::set<std::string> Crimers(const RankInfo& ri) {
   return out;
 }
 
-bool NamesCrimer(const RankInfo& ri, const std::string& uid, const std::set<std::string>& statuses) {
+bool NamesCrimer(const RankInfo& ri, const std::string& uid,
+                 const std::set<std::string>& statuses) {
   for (const std::string& c : Crimers(ri)) {
     const size_t sp = c.find(' ');
     if (c.substr(0, sp) == uid && statuses.count(c.substr(sp + 1)) != 0) return true;
@@ -219,9 +219,9 @@ std::string Describe(const Outcome& o) {
                   std::to_string(o.exit_code) + "\n" + o.launcher_stderr;
   for (const auto& [r, ri] : o.ranks) {
     s += "rank " + std::to_string(r) + " uid " + ri.uid + " pid " + std::to_string(ri.pid) +
-         " result " + (ri.has_result ? "sync=" + std::to_string(ri.sync) + " async=" +
-                                           std::to_string(ri.async)
-                                     : std::string("none")) +
+         " result " +
+         (ri.has_result ? "sync=" + std::to_string(ri.sync) + " async=" + std::to_string(ri.async)
+                        : std::string("none")) +
          " crimers:";
     for (const std::string& c : Crimers(ri)) s += " [" + c + "]";
     s += "\n";
@@ -229,9 +229,8 @@ std::string Describe(const Outcome& o) {
   return s;
 }
 
-const std::vector<std::string> kBaseEnv = {
-    "HCCL_BUFFSIZE=4", "HCCL_IF_BASE_PORT=0", "HCCL_CONNECT_TIMEOUT=60",
-    "ASCEND_GLOBAL_LOG_LEVEL=3"};
+const std::vector<std::string> kBaseEnv = {"HCCL_BUFFSIZE=4", "HCCL_IF_BASE_PORT=0",
+                                           "HCCL_CONNECT_TIMEOUT=60", "ASCEND_GLOBAL_LOG_LEVEL=3"};
 
 std::vector<std::string> Env(std::initializer_list<std::string> extra) {
   std::vector<std::string> env = kBaseEnv;
@@ -288,8 +287,12 @@ void RunKill(int n, int victim) {
   }
 }
 
-TEST(HeartbeatFault, F1KillFourRanks) { RunKill(4, 2); }
-TEST(HeartbeatFault, F1KillEightRanks) { RunKill(8, 5); }
+TEST(HeartbeatFault, F1KillFourRanks) {
+  RunKill(4, 2);
+}
+TEST(HeartbeatFault, F1KillEightRanks) {
+  RunKill(8, 5);
+}
 
 // ---- F2: SIGSTOP -------------------------------------------------------------------------
 
@@ -303,8 +306,12 @@ void RunStop(int n, int victim) {
   ExpectAttributed(o, n, victim, {"LOST"}, false);
 }
 
-TEST(HeartbeatFault, F2StopFourRanks) { RunStop(4, 1); }
-TEST(HeartbeatFault, F2StopEightRanks) { RunStop(8, 6); }
+TEST(HeartbeatFault, F2StopFourRanks) {
+  RunStop(4, 1);
+}
+TEST(HeartbeatFault, F2StopEightRanks) {
+  RunStop(8, 6);
+}
 
 // ---- F3: a rank stuck in host code -------------------------------------------------------
 
@@ -325,8 +332,12 @@ void RunSleep(int n, int victim) {
   }
 }
 
-TEST(HeartbeatFault, F3StuckFourRanks) { RunSleep(4, 3); }
-TEST(HeartbeatFault, F3StuckEightRanks) { RunSleep(8, 2); }
+TEST(HeartbeatFault, F3StuckFourRanks) {
+  RunSleep(4, 3);
+}
+TEST(HeartbeatFault, F3StuckEightRanks) {
+  RunSleep(8, 2);
+}
 
 // ---- F4: data link cut by a fault-injection hook -------------------------------------------
 
@@ -365,8 +376,12 @@ void RunCut(int n, int victim, int peer, const std::string& transport) {
   EXPECT_NE(o.launcher_stderr.find("Execution Error ROCE CQE(EI0013)"), std::string::npos);
 }
 
-TEST(HeartbeatFault, F4LinkCutFourRanks) { RunCut(4, 1, 2, ""); }
-TEST(HeartbeatFault, F4LinkCutEightRanksTcp) { RunCut(8, 3, 6, "tcp"); }
+TEST(HeartbeatFault, F4LinkCutFourRanks) {
+  RunCut(4, 1, 2, "");
+}
+TEST(HeartbeatFault, F4LinkCutEightRanksTcp) {
+  RunCut(8, 3, 6, "tcp");
+}
 
 // ---- F4: two network namespaces joined by veth, link set down ----------------------------
 
@@ -416,8 +431,8 @@ TEST(HeartbeatFault, F4NetnsVethDownFourRanks) {
   job.fault = "loop";
   job.transport = "tcp";
   job.prefix = {"ip", "netns", "exec", nsa};
-  job.env = Env({"HCCL_EXEC_TIMEOUT=120", "VIGIL_HEARTBEAT_LOST_TIMEOUT=3",
-                 "HCCL_IF_IP=" + ipa, "HB_NETNS=" + nsa + "," + nsa + "," + nsb + "," + nsb,
+  job.env = Env({"HCCL_EXEC_TIMEOUT=120", "VIGIL_HEARTBEAT_LOST_TIMEOUT=3", "HCCL_IF_IP=" + ipa,
+                 "HB_NETNS=" + nsa + "," + nsa + "," + nsb + "," + nsb,
                  "HB_IF_IP=" + ipa + "," + ipa + "," + ipb + "," + ipb});
   bool cut = false;
   job.during = [&](const fs::path& dir) {
@@ -465,8 +480,8 @@ TEST(HeartbeatHealthy, NoEventsAndHealthView) {
     if (asked || !AllExist(dir, "ready", 4, -1)) return;
     asked = true;
     std::this_thread::sleep_for(std::chrono::milliseconds(1500));  // links up, beats exchanged
-    const std::string cmd = std::string(VIGIL_BIN) + " health " + (dir / "logs").string() +
-                            " > " + (dir / "health.txt").string() + " 2>&1";
+    const std::string cmd = std::string(VIGIL_BIN) + " health " + (dir / "logs").string() + " > " +
+                            (dir / "health.txt").string() + " 2>&1";
     const int rc = std::system(cmd.c_str());
     health_rc = WIFEXITED(rc) ? WEXITSTATUS(rc) : -1;
     health_out = ReadFile(dir / "health.txt");

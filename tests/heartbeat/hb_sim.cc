@@ -9,7 +9,8 @@
 
 int main(int argc, char** argv) {
   std::vector<uint32_t> sizes;
-  for (int i = 1; i < argc; ++i) sizes.push_back(static_cast<uint32_t>(std::strtoul(argv[i], nullptr, 10)));
+  for (int i = 1; i < argc; ++i)
+    sizes.push_back(static_cast<uint32_t>(std::strtoul(argv[i], nullptr, 10)));
   if (sizes.empty()) sizes = {1000, 10000};
   std::printf("graph: ring + generalized de Bruijn (degree 2), undirected; one event per run\n");
   std::printf("%-8s %-6s %8s %7s %6s %10s %11s %9s\n", "ranks", "event", "crimer", "found", "hops",

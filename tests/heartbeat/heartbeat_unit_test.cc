@@ -1,12 +1,12 @@
 // The heartbeat's pieces without sockets: neighbour graph, propagation at 1k/10k ranks, frames,
 // and the exact log lines of the seed document.
+#include <gtest/gtest.h>
+
 #include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <ctime>
 #include <deque>
-
-#include <gtest/gtest.h>
 
 #include "dfx/heartbeat_event.h"
 #include "dfx/heartbeat_frame.h"
