@@ -401,6 +401,7 @@ HcclResult HcclAlltoAllVC(const void* sendBuf, const void* sendCountMatrix, Hccl
   VIGIL_CHECK(ck.Ptr(sendBuf, "sendBuf", sent > 0));
   VIGIL_CHECK(ck.Ptr(recvBuf, "recvBuf", recvd > 0));
   d.type = OpType::kAlltoAllVC;
+  d.count_matrix = std::move(matrix);
   d.send = sendBuf;
   d.recv = const_cast<void*>(recvBuf);
   d.count = sent;

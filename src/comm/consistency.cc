@@ -65,7 +65,7 @@ OpFingerprint MakeFingerprint(const OpDesc& op, uint64_t index, uint64_t coll_se
   switch (op.type) {
     case OpType::kAllGatherV: fp.vhash = HashCounts(op.recv_counts); break;
     case OpType::kReduceScatterV: fp.vhash = HashCounts(op.send_counts); break;
-    case OpType::kAlltoAllVC: fp.vhash = HashCounts(op.send_counts); break;  // the full matrix
+    case OpType::kAlltoAllVC: fp.vhash = HashCounts(op.count_matrix); break;  // the full matrix
     default: break;
   }
   return fp;

@@ -47,6 +47,7 @@ struct OpDesc {
   // V ops (element counts/displacements, one per rank); AlltoAllVC uses send_counts as the
   // nranks x nranks matrix.
   std::vector<uint64_t> send_counts, send_displs, recv_counts, recv_displs;
+  std::vector<uint64_t> count_matrix;  // AlltoAllVC: the whole nranks x nranks matrix
   std::vector<alg::P2pItem> items;  // BatchSendRecv
 };
 
