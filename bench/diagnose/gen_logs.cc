@@ -29,6 +29,7 @@ struct Out {
   FILE* f = nullptr;
   size_t bytes = 0;
   void Open(const std::string& path) {
+    bytes = 0;  // per file: the debug Out is reused for both rotated parts
     std::filesystem::create_directories(std::filesystem::path(path).parent_path());
     f = std::fopen(path.c_str(), "w");
     if (f == nullptr) {

@@ -4,7 +4,9 @@
 #pragma once
 
 #include <cstdint>
+#include <cstring>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "diagnose/record.h"
@@ -79,6 +81,34 @@ struct Event {
   bool from_env = false;
 };
 
+// A short name held inline (op, dtype and reduce names of op entries): no allocation per op, and
+// a run log has millions of them. Longer names are cut at N-1 bytes.
+template <size_t N>
+class ShortName {
+ public:
+  ShortName() = default;
+  ShortName(std::string_view s) { assign(s); }  // NOLINT: implicit, like std::string
+  void assign(std::string_view s) {
+    len_ = static_cast<uint8_t>(s.size() < N ? s.size() : N - 1);
+    std::memcpy(buf_, s.data(), len_);
+  }
+  ShortName& operator=(std::string_view s) {
+    assign(s);
+    return *this;
+  }
+  std::string_view view() const { return std::string_view(buf_, len_); }
+  operator std::string_view() const { return view(); }  // NOLINT
+  std::string str() const { return std::string(view()); }
+  bool empty() const { return len_ == 0; }
+  void clear() { len_ = 0; }
+  friend bool operator==(const ShortName& a, const ShortName& b) { return a.view() == b.view(); }
+  friend bool operator==(const ShortName& a, std::string_view b) { return a.view() == b; }
+
+ private:
+  char buf_[N - 1] = {};
+  uint8_t len_ = 0;
+};
+
 // One `Entry-Hccl<Op>` line, compact (the bulk of run logs when HCCL_ENTRY_LOG_ENABLE=1).
 struct OpEntry {
   Micros time = kNoTime;
@@ -87,10 +117,9 @@ struct OpEntry {
   int64_t seq = 0;            // ordinal of this op on its communicator within the process
   int32_t stream = -1;
   int32_t local_rank = -1;
-  std::string op;             // "AllReduce"
-  std::string dtype;          // "float32"
-  std::string reduce;         // "sum" or empty
-  std::string tag;
+  ShortName<32> op;           // "AllReduce"
+  ShortName<16> dtype;        // "float32"
+  ShortName<8> reduce;        // "sum" or empty
 };
 
 }  // namespace vigil::diagnose

@@ -71,16 +71,21 @@ struct ProcKeyHash {
   }
 };
 
-void MergeOps(RankOps* dst, const CommOps& src) {
+void MergeOps(RankOps* dst, CommOps& src) {
   int64_t base = dst->total;
   dst->total += src.total;
-  for (const OpEntry& op : src.recent) {
-    OpEntry o = op;
-    o.seq += base;
-    dst->recent.push_back(std::move(o));
+  if (dst->recent.empty()) {
+    // The usual case (one run file per process): take the file's ops without a copy.
+    dst->recent = std::move(src.recent);
+    for (OpEntry& o : dst->recent) o.seq += base;
+  } else {
+    for (const OpEntry& op : src.recent) {
+      dst->recent.push_back(op);
+      dst->recent.back().seq += base;
+    }
+    if (dst->recent.size() > CommOps::kKeep)
+      dst->recent.erase(dst->recent.begin(), dst->recent.end() - CommOps::kKeep);
   }
-  if (dst->recent.size() > CommOps::kKeep)
-    dst->recent.erase(dst->recent.begin(), dst->recent.end() - CommOps::kKeep);
   for (const auto& [sid, st] : src.streams) {
     StreamStat& d = dst->streams[sid];
     if (d.ops == 0) {
@@ -98,7 +103,7 @@ void MergeOps(RankOps* dst, const CommOps& src) {
     dst->switch_loc_a = src.switch_loc_a;
     dst->switch_loc_b = src.switch_loc_b;
   }
-  for (const OpEntry& op : src.recent) {
+  for (const OpEntry& op : dst->recent) {
     if (op.time == kNoTime) continue;
     if (dst->first == kNoTime || op.time < dst->first) dst->first = op.time;
     if (op.time > dst->last) dst->last = op.time;
@@ -211,6 +216,9 @@ Job BuildJob(ScanResult&& scan) {
   auto proc_alias = [&](uint32_t file, int64_t pid) { return alias[proc_of(file, pid)]; };
 
   // Events, in file order; process-level facts from them.
+  size_t n_events = 0;
+  for (const FileResult& r : scan.results) n_events += r.events.size();
+  job.events.reserve(n_events);
   for (uint32_t f = 0; f < scan.results.size(); ++f) {
     for (Event& ev : scan.results[f].events) {
       ev.proc = proc_alias(f, ev.pid);
@@ -275,7 +283,7 @@ Job BuildJob(ScanResult&& scan) {
     }
   }
   for (uint32_t f = 0; f < scan.results.size(); ++f) {
-    for (const CommOps& co : scan.results[f].comms) {
+    for (CommOps& co : scan.results[f].comms) {
       job.stats.op_entries += static_cast<uint64_t>(co.total);
       int64_t proc = proc_alias(f, co.pid);
       Comm& c = CommFor(&job, co.group);

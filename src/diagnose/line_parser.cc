@@ -1,6 +1,11 @@
 #include "diagnose/line_parser.h"
 
+#include <array>
 #include <cstring>
+
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
 
 namespace vigil::diagnose {
 
@@ -70,6 +75,98 @@ uint64_t H(std::optional<std::string_view> v) {
   auto x = ToHex(*v);
   return x ? *x : 0;
 }
+
+// A set of substrings searched in one pass: every position whose two bytes equal the first two
+// bytes of some needle is a candidate, checked with memcmp. With SSE2 the candidates of 16
+// positions come from one compare per distinct pair. The records that do not matter (nearly all
+// of a log) are rejected by this one pass instead of one find() per keyword.
+template <size_t N>
+class NeedleSet {
+ public:
+  explicit NeedleSet(const std::array<std::string_view, N>& needles) : needles_(needles) {
+    for (size_t i = 0; i < N; ++i) {
+      bool dup = false;
+      for (size_t j = 0; j < pairs_; ++j)
+        dup = dup || (first_[j] == needles_[i][0] && second_[j] == needles_[i][1]);
+      if (!dup) {
+        first_[pairs_] = needles_[i][0];
+        second_[pairs_] = needles_[i][1];
+#if defined(__SSE2__)
+        first_v_[pairs_] = _mm_set1_epi8(first_[pairs_]);
+        second_v_[pairs_] = _mm_set1_epi8(second_[pairs_]);
+#endif
+        ++pairs_;
+      }
+    }
+  }
+
+  bool AnyIn(std::string_view s) const {
+    const char* d = s.data();
+    const size_t n = s.size();
+    size_t p = 0;
+#if defined(__SSE2__)
+    while (p + 17 <= n) {
+      if (Block(s, p, _mm_loadu_si128(reinterpret_cast<const __m128i*>(d + p)),
+                _mm_loadu_si128(reinterpret_cast<const __m128i*>(d + p + 1)), 0xffff))
+        return true;
+      p += 16;
+    }
+    if (p + 1 < n) {
+      // The tail through a zero-padded copy: a zero byte matches no needle.
+      alignas(16) char tail[48] = {};
+      std::memcpy(tail, d + p, n - p);
+      unsigned valid = (1u << (n - p - 1)) - 1;  // positions with a following byte in s
+      return Block(s, p, _mm_load_si128(reinterpret_cast<const __m128i*>(tail)),
+                   _mm_loadu_si128(reinterpret_cast<const __m128i*>(tail + 1)), valid);
+    }
+    return false;
+#else
+    for (; p + 1 < n; ++p)
+      if (At(s, p)) return true;
+    return false;
+#endif
+  }
+
+ private:
+#if defined(__SSE2__)
+  // Candidates among the 16 positions from p (a: bytes p.., b: bytes p+1..), checked.
+  bool Block(std::string_view s, size_t p, __m128i a, __m128i b, unsigned valid) const {
+    __m128i hit = _mm_setzero_si128();
+    for (size_t j = 0; j < pairs_; ++j)
+      hit = _mm_or_si128(hit, _mm_and_si128(_mm_cmpeq_epi8(a, first_v_[j]), _mm_cmpeq_epi8(b, second_v_[j])));
+    unsigned mask = static_cast<unsigned>(_mm_movemask_epi8(hit)) & valid;
+    while (mask != 0) {
+      if (At(s, p + static_cast<size_t>(__builtin_ctz(mask)))) return true;
+      mask &= mask - 1;
+    }
+    return false;
+  }
+  __m128i first_v_[N], second_v_[N];
+#endif
+  bool At(std::string_view s, size_t p) const {
+    for (const std::string_view& k : needles_)
+      if (s[p] == k[0] && s[p + 1] == k[1] && s.size() - p >= k.size() &&
+          std::memcmp(s.data() + p, k.data(), k.size()) == 0)
+        return true;
+    return false;
+  }
+
+  std::array<std::string_view, N> needles_;
+  char first_[N] = {};
+  char second_[N] = {};
+  size_t pairs_ = 0;
+};
+
+// What an INFO/DEBUG record must contain to be of interest (op Entry lines, env echoes, the
+// heartbeat's crimer lines, key info).
+const NeedleSet<4> kInfoNeedles({"Entry-Hccl", "HCCL_", "crimer", "Key Info"});
+// A WARNING record reaches the full dispatch below only with one of these: each branch of
+// ParseRecordContent that a non-error record can take requires at least one of them.
+const NeedleSet<23> kWarningNeedles({"Entry-Hccl", "(E", "HCCL_", "Heartbeat", "crimer",
+                                     "Cluster Exception", "Task run", "kernel_name=aiv", "dma error",
+                                     "DMA error", "cqe status", "CQE status", "socket establish",
+                                     "get socket", "connect", "missing ranks", "listen", "bind", "Bind",
+                                     "check fail", "ransport", "opinfo inconsistent", "Key Info"});
 
 // "server 127.0.0.1, device ID 0, device IP 127.10.0.1." pieces of the EI0013 screen text.
 std::string Token(std::string_view s, std::string_view key) {
@@ -183,13 +280,133 @@ void ParseScreenFields(std::string_view msg, Event* ev) {
   }
 }
 
+// Bytes that ForEachField counts as part of a key.
+struct KeyChars {
+  bool v[256] = {};
+  constexpr KeyChars() {
+    for (int c = 0; c < 256; ++c)
+      v[c] = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' || c == ' ';
+  }
+};
+constexpr KeyChars kKeyChars;
+
+// Whether the key of the field whose '[' is at s[b] (ForEachField's key: the run of key bytes
+// before '[', leading spaces trimmed, not before p) is exactly `key`.
+inline bool KeyIs(std::string_view s, size_t p, size_t b, std::string_view key) {
+  if (b < p + key.size()) return false;
+  size_t q = b - key.size();
+  for (size_t i = 0; i < key.size(); ++i)
+    if (s[q + i] != key[i]) return false;
+  while (q > p && s[q - 1] == ' ') --q;
+  return q == p || !kKeyChars.v[static_cast<unsigned char>(s[q - 1])];
+}
+
+// The fields of an op Entry line: the hottest path of a large run log. The same result as
+// ForEachField with a switch on the key, but each field is recognized from the bytes right
+// before its '[' instead of walking the key back.
+void EntryFields(std::string_view s, OpEntry* op, OpKey* key, std::string_view* tag, std::string_view* count,
+                 std::string_view* send_count, std::string_view* recv_count) {
+  auto field = [&](size_t p, size_t b, size_t e) {
+    if (b == 0) return;
+    std::string_view v = e == std::string_view::npos ? s.substr(b + 1) : s.substr(b + 1, e - b - 1);
+    switch (s[b - 1]) {
+      case 'g':
+        if (KeyIs(s, p, b, "tag")) *tag = v;
+        break;
+      case 't':
+        if (KeyIs(s, p, b, "count")) *count = v;
+        else if (KeyIs(s, p, b, "sendCount")) *send_count = v;
+        else if (KeyIs(s, p, b, "recvCount")) *recv_count = v;
+        break;
+      case 'e':
+        if (KeyIs(s, p, b, "dataType")) op->dtype = v;
+        break;
+      case 'p':
+        if (KeyIs(s, p, b, "op")) op->reduce = v;
+        break;
+      case 'k':
+        if (KeyIs(s, p, b, "localRank")) op->local_rank = static_cast<int32_t>(ToInt(v).value_or(-1));
+        break;
+      case 'd':
+        if (KeyIs(s, p, b, "streamId")) op->stream = static_cast<int32_t>(ToInt(v).value_or(-1));
+        break;
+      case 'm':
+        if (KeyIs(s, p, b, "comm")) key->comm_ptr = v;
+        break;
+      default:
+        break;
+    }
+  };
+  const size_t n = s.size();
+  const char* d = s.data();
+#if defined(__SSE2__)
+  constexpr size_t kMax = 1024;
+  if (n <= kMax) {
+    // Bracket positions from one vectorized pass.
+    uint64_t open[kMax / 64 + 1], close[kMax / 64 + 1];
+    const size_t words = n / 64 + 1;
+    std::memset(open, 0, words * sizeof(uint64_t));
+    std::memset(close, 0, words * sizeof(uint64_t));
+    size_t i = 0;
+    const __m128i ob = _mm_set1_epi8('['), cb = _mm_set1_epi8(']');
+    for (; i + 16 <= n; i += 16) {
+      __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(d + i));
+      open[i >> 6] |= static_cast<uint64_t>(static_cast<unsigned>(_mm_movemask_epi8(_mm_cmpeq_epi8(v, ob)))) << (i & 63);
+      close[i >> 6] |= static_cast<uint64_t>(static_cast<unsigned>(_mm_movemask_epi8(_mm_cmpeq_epi8(v, cb)))) << (i & 63);
+    }
+    for (; i < n; ++i) {
+      if (d[i] == '[') open[i >> 6] |= uint64_t{1} << (i & 63);
+      if (d[i] == ']') close[i >> 6] |= uint64_t{1} << (i & 63);
+    }
+    auto next = [words](const uint64_t* bits, size_t from) -> size_t {
+      size_t w = from >> 6;
+      if (w >= words) return std::string_view::npos;
+      uint64_t x = bits[w] & (~uint64_t{0} << (from & 63));
+      while (x == 0) {
+        if (++w >= words) return std::string_view::npos;
+        x = bits[w];
+      }
+      return (w << 6) + static_cast<size_t>(__builtin_ctzll(x));
+    };
+    size_t p = 0;
+    while (p < n) {
+      size_t b = next(open, p);
+      if (b == std::string_view::npos) return;
+      size_t e = next(close, b + 1);
+      field(p, b, e);
+      if (e == std::string_view::npos) return;
+      p = e + 1;
+    }
+    return;
+  }
+#endif
+  size_t p = 0;
+  while (p < n) {
+    size_t b = s.find('[', p);
+    if (b == std::string_view::npos) return;
+    size_t e = s.find(']', b + 1);
+    field(p, b, e);
+    if (e == std::string_view::npos) return;
+    p = e + 1;
+  }
+}
+
 }  // namespace
 
 Parsed ParseRecordContent(const Record& r, const Loc& loc, Event* ev, OpEntry* op, OpKey* key) {
   std::string_view c = r.content;
+  bool is_error = r.level == Level::kError || r.level == Level::kScreen;
+  // INFO/DEBUG/WARNING records are the bulk of a log and only a few kinds matter among them: one
+  // pass over the content rejects the rest before the dispatch below.
+  // HCCL's op Entry lines carry "Entry-Hccl" right at the start of the content.
+  size_t entry = c.starts_with("Entry-Hccl") ? 0 : std::string_view::npos;
+  if (entry == std::string_view::npos) {
+    if (!is_error && (r.level == Level::kWarning ? !kWarningNeedles.AnyIn(c) : !kInfoNeedles.AnyIn(c)))
+      return Parsed::kNone;
+    entry = c.find("Entry-Hccl");
+  }
 
   // --- Entry lines (the most frequent records of interest) ---
-  size_t entry = c.find("Entry-Hccl");
   if (entry != std::string_view::npos) {
     std::string_view rest = c.substr(entry + 10);
     size_t e = 0;
@@ -214,36 +431,9 @@ Parsed ParseRecordContent(const Record& r, const Loc& loc, Event* ev, OpEntry* o
     } else if (!name.empty()) {
       op->loc = loc;
       op->time = r.time;
-      op->op = std::string(name);
+      op->op = name;
       std::string_view tag, count, send_count, recv_count;
-      // One pass over the fields: this is the hottest path of a large run log.
-      ForEachField(rest.substr(e), [&](std::string_view k, std::string_view v) {
-        switch (k.size()) {
-          case 2:
-            if (k == "op") op->reduce = std::string(v);
-            break;
-          case 3:
-            if (k == "tag") tag = v;
-            break;
-          case 4:
-            if (k == "comm") key->comm_ptr = v;
-            break;
-          case 5:
-            if (k == "count") count = v;
-            break;
-          case 8:
-            if (k == "dataType") op->dtype = std::string(v);
-            else if (k == "streamId") op->stream = static_cast<int32_t>(ToInt(v).value_or(-1));
-            break;
-          case 9:
-            if (k == "localRank") op->local_rank = static_cast<int32_t>(ToInt(v).value_or(-1));
-            else if (k == "sendCount") send_count = v;
-            else if (k == "recvCount") recv_count = v;
-            break;
-          default:
-            break;
-        }
-      });
+      EntryFields(rest.substr(e), op, key, &tag, &count, &send_count, &recv_count);
       std::string_view opname, group;
       SplitTag(tag, &opname, &group);
       std::string_view cnt = !count.empty() ? count : !send_count.empty() ? send_count : recv_count;
@@ -259,9 +449,6 @@ Parsed ParseRecordContent(const Record& r, const Loc& loc, Event* ev, OpEntry* o
   }
 
   ev->loc = loc;
-  bool is_error = r.level == Level::kError || r.level == Level::kScreen;
-  // INFO/DEBUG records are the bulk of a log and only a few kinds matter among them: four
-  // substring checks reject the rest before the full dispatch below.
   if (!is_error && r.level != Level::kWarning && c.find("HCCL_") == std::string_view::npos &&
       c.find("crimer") == std::string_view::npos && c.find("Key Info") == std::string_view::npos)
     return Parsed::kNone;

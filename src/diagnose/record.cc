@@ -1,6 +1,11 @@
 #include "diagnose/record.h"
 
 #include <algorithm>
+#include <cstring>
+
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
 
 namespace vigil::diagnose {
 
@@ -85,38 +90,32 @@ bool IsRecordStart(std::string_view s) {
   return ScanStart(s, &l, &m, &pid) != 0;
 }
 
-bool ParseRecord(std::string_view s, Record* out) {
-  *out = Record{};
-  size_t p = ScanStart(s, &out->level, &out->module, &out->pid);
-  if (p == 0) return false;
-  out->whole = s;
-  if (out->level == Level::kScreen) {
-    while (p < s.size() && s[p] == ' ') ++p;
-    out->time = ParsePlogStamp(s.substr(p, 27));
-    if (out->time != kNoTime) p = SkipStamp(s, p);
-    while (p < s.size() && s[p] == ' ') ++p;
-    out->content = s.substr(p);
-    return true;
-  }
-  // pname up to "):"
-  size_t close = s.find("):", p);
-  if (close == std::string_view::npos || close - p > 128) {
-    out->content = s.substr(p);
-    return true;
-  }
-  out->pname = s.substr(p, close - p);
-  p = close + 2;
-  out->time = ParsePlogStamp(s.substr(p, 27));
-  if (out->time != kNoTime) p = SkipStamp(s, p);
+namespace {
+
+inline bool Letter(unsigned char c) { return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z'); }
+
+// A '[' at s[at] that starts a record: not a field bracket ("tag[") and a valid header.
+inline bool StartsAt(std::string_view s, size_t at) {
+  if (at > 0 && Letter(static_cast<unsigned char>(s[at - 1]))) return false;
+  return IsRecordStart(s.substr(at));
+}
+
+// After "pname):" and the time stamp: [file:line], then [tid] | tid<space> | tid:N, then content.
+bool ParseTail(std::string_view s, size_t p, Record* out) {
   while (p < s.size() && s[p] == ' ') ++p;
-  // [file:line]
+  // [file:line]: a ']' within 96 bytes with a ':' before it
   if (p < s.size() && s[p] == '[') {
-    size_t e = s.find(']', p);
-    if (e != std::string_view::npos && e - p < 96 && s.substr(p, e - p).find(':') != std::string_view::npos)
-      p = e + 1;
+    size_t end = std::min(s.size(), p + 96);
+    bool colon = false;
+    for (size_t e = p + 1; e < end; ++e) {
+      if (s[e] == ']') {
+        if (colon) p = e + 1;
+        break;
+      }
+      colon = colon || s[e] == ':';
+    }
   }
   while (p < s.size() && s[p] == ' ') ++p;
-  // [tid] | tid<space> | tid:N,
   if (p < s.size() && s[p] == '[') {
     size_t q = p + 1;
     int64_t v = 0;
@@ -143,6 +142,143 @@ bool ParseRecord(std::string_view s, Record* out) {
   }
   out->content = s.substr(p);
   return true;
+}
+
+}  // namespace
+
+size_t FindRecordStart(std::string_view s, size_t from) {
+  const char* d = s.data();
+  const size_t n = s.size();
+  size_t p = from;
+#if defined(__SSE2__)
+  const __m128i open = _mm_set1_epi8('[');
+  const __m128i bias = _mm_set1_epi8(static_cast<char>('A' + 128));
+  const __m128i limit = _mm_set1_epi8(static_cast<char>(-128 + 26));
+  while (p + 17 <= n) {
+    __m128i a = _mm_loadu_si128(reinterpret_cast<const __m128i*>(d + p));
+    __m128i b = _mm_loadu_si128(reinterpret_cast<const __m128i*>(d + p + 1));
+    // b - ('A' + 128) < -128 + 26 (signed) <=> 'A' <= b <= 'Z'
+    __m128i upper = _mm_cmplt_epi8(_mm_sub_epi8(b, bias), limit);
+    unsigned mask = static_cast<unsigned>(_mm_movemask_epi8(_mm_and_si128(_mm_cmpeq_epi8(a, open), upper)));
+    while (mask != 0) {
+      size_t at = p + static_cast<size_t>(__builtin_ctz(mask));
+      if (StartsAt(s, at)) return at;
+      mask &= mask - 1;
+    }
+    p += 16;
+  }
+#endif
+  while (p < n) {
+    const void* hit = std::memchr(d + p, '[', n - p);
+    if (hit == nullptr) return std::string_view::npos;
+    size_t at = static_cast<size_t>(static_cast<const char*>(hit) - d);
+    if (at + 1 < n && d[at + 1] >= 'A' && d[at + 1] <= 'Z' && StartsAt(s, at)) return at;
+    p = at + 1;
+  }
+  return std::string_view::npos;
+}
+
+bool ParseRecord(std::string_view s, Record* out) {
+  *out = Record{};
+  size_t p = ScanStart(s, &out->level, &out->module, &out->pid);
+  if (p == 0) return false;
+  out->whole = s;
+  if (out->level == Level::kScreen) {
+    while (p < s.size() && s[p] == ' ') ++p;
+    out->time = ParsePlogStamp(s.substr(p, 27));
+    if (out->time != kNoTime) p = SkipStamp(s, p);
+    while (p < s.size() && s[p] == ' ') ++p;
+    out->content = s.substr(p);
+    return true;
+  }
+  // pname up to "):"
+  size_t close = s.find("):", p);
+  if (close == std::string_view::npos || close - p > 128) {
+    out->content = s.substr(p);
+    return true;
+  }
+  out->pname = s.substr(p, close - p);
+  p = close + 2;
+  out->time = ParsePlogStamp(s.substr(p, 27));
+  if (out->time != kNoTime) p = SkipStamp(s, p);
+  return ParseTail(s, p, out);
+}
+
+// The full 27-byte form "YYYY-MM-DD-HH:MM:SS.mmm.uuu" at fixed positions, the date part from the
+// cache when it repeats; anything else goes through ParsePlogStamp as before.
+size_t RecordParser::Stamp(std::string_view s, size_t p, Micros* t) {
+  if (s.size() >= p + 27) {
+    const char* c = s.data() + p;
+    auto dig = [](char x) { return static_cast<unsigned>(x - '0') <= 9u; };
+    bool shape = c[4] == '-' && c[7] == '-' && c[10] == '-' && c[13] == ':' && c[16] == ':' && c[19] == '.' &&
+                 c[23] == '.' && dig(c[11]) && dig(c[12]) && dig(c[14]) && dig(c[15]) && dig(c[17]) && dig(c[18]) &&
+                 dig(c[20]) && dig(c[21]) && dig(c[22]) && dig(c[24]) && dig(c[25]) && dig(c[26]);
+    if (shape) {
+      if (std::memcmp(c, date_, 11) != 0) {
+        char midnight[20];
+        std::memcpy(midnight, c, 11);
+        std::memcpy(midnight + 11, "00:00:00", 8);
+        day_ = ParsePlogStamp(std::string_view(midnight, 19));
+        std::memcpy(date_, c, 11);
+      }
+      int h = (c[11] - '0') * 10 + (c[12] - '0');
+      int mi = (c[14] - '0') * 10 + (c[15] - '0');
+      int se = (c[17] - '0') * 10 + (c[18] - '0');
+      if (day_ != kNoTime && h <= 23 && mi <= 59 && se <= 60) {
+        int64_t us = ((c[20] - '0') * 100 + (c[21] - '0') * 10 + (c[22] - '0')) * 1000 +
+                     (c[24] - '0') * 100 + (c[25] - '0') * 10 + (c[26] - '0');
+        *t = day_ + ((static_cast<int64_t>(h) * 60 + mi) * 60 + se) * 1000000 + us;
+        return p + 27;
+      }
+    }
+  }
+  *t = ParsePlogStamp(s.substr(p, 27));
+  return *t != kNoTime ? SkipStamp(s, p) : p;
+}
+
+bool RecordParser::Parse(std::string_view s, Record* out) {
+  *out = Record{};
+  size_t p;
+  int slot = Match(s);
+  if (slot >= 0) {
+    // Same bytes up to "):" as a recent record: same header fields at the same offsets.
+    const Header& h = hdr_[slot];
+    out->level = h.level;
+    out->pid = h.pid;
+    out->module = s.substr(h.module_off, h.module_len);
+    out->pname = s.substr(h.pname_off, h.pname_len);
+    p = h.len;
+  } else {
+    p = ScanStart(s, &out->level, &out->module, &out->pid);
+    if (p == 0) return false;
+    if (out->level == Level::kScreen) return ParseRecord(s, out);
+    size_t close = s.find("):", p);
+    if (close == std::string_view::npos || close - p > 128) {
+      out->whole = s;
+      out->content = s.substr(p);
+      return true;
+    }
+    out->pname = s.substr(p, close - p);
+    p = close + 2;
+    if (p <= sizeof(Header::bytes)) {  // at least 8: ScanStart needs that many
+      int i = used_ < kSlots ? used_++ : next_;
+      next_ = (i + 1) % kSlots;
+      Header& h = hdr_[i];
+      std::memcpy(h.bytes, s.data(), p);
+      h.len = p;
+      std::memcpy(&h.head, s.data(), 8);
+      h.level = out->level;
+      h.pid = out->pid;
+      h.module_off = static_cast<size_t>(out->module.data() - s.data());
+      h.module_len = out->module.size();
+      h.pname_off = static_cast<size_t>(out->pname.data() - s.data());
+      h.pname_len = out->pname.size();
+      last_ = i;
+    }
+  }
+  out->whole = s;
+  p = Stamp(s, p, &out->time);
+  return ParseTail(s, p, out);
 }
 
 }  // namespace vigil::diagnose

@@ -606,21 +606,56 @@ void RuleComms(Ctx* cx) {
 // that issued fewer ops than the others.
 void RuleSequences(Ctx* cx) {
   const Job& job = cx->job;
+  // The attributes compared at one op index, as views into the job (no copies: a large job has
+  // a thousand ranks with 256 recent ops each).
+  struct OpView {
+    std::string_view op, dtype;
+    int64_t count = -1;
+    bool operator==(const OpView& o) const { return op == o.op && dtype == o.dtype && count == o.count; }
+    std::string Key() const { return fmt::format("{} count {} {}", op, count, dtype); }
+  };
+  struct Seq {
+    const Member* m = nullptr;
+    std::vector<const FlightOp*> flight;    // sorted by index
+    const std::vector<OpEntry>* entries = nullptr;  // sorted by seq
+    int64_t total = 0;
+    bool Empty() const { return flight.empty() && (entries == nullptr || entries->empty()); }
+    int64_t First() const { return !flight.empty() ? flight.front()->index : entries->front().seq; }
+    int64_t Last() const { return !flight.empty() ? flight.back()->index : entries->back().seq; }
+    bool At(int64_t i, OpView* v) const {
+      if (!flight.empty()) {
+        auto it = std::lower_bound(flight.begin(), flight.end(), i,
+                                   [](const FlightOp* o, int64_t x) { return o->index < x; });
+        if (it == flight.end() || (*it)->index != i) return false;
+        *v = OpView{(*it)->op, (*it)->dtype, (*it)->count};
+        return true;
+      }
+      auto it = std::lower_bound(entries->begin(), entries->end(), i,
+                                 [](const OpEntry& o, int64_t x) { return o.seq < x; });
+      if (it == entries->end() || it->seq != i) return false;
+      *v = OpView{it->op.view(), it->dtype.view(), static_cast<int64_t>(it->count)};
+      return true;
+    }
+  };
   for (const Comm& c : job.comms) {
-    struct Seq {
-      const Member* m;
-      std::map<int64_t, Attr> ops;  // index → attr
-      int64_t total;
-    };
     std::vector<Seq> seqs;
     for (const Member& m : c.members) {
-      Seq s{&m, {}, 0};
+      Seq s;
+      s.m = &m;
       if (!m.flight.empty()) {
-        for (const FlightOp& o : m.flight) s.ops[o.index] = Attr{o.op, o.dtype, o.count, o.index};
-        s.total = m.flight.empty() ? 0 : m.flight.back().index + 1;
+        for (const FlightOp& o : m.flight) s.flight.push_back(&o);
+        std::stable_sort(s.flight.begin(), s.flight.end(),
+                         [](const FlightOp* a, const FlightOp* b) { return a->index < b->index; });
+        // One op per index (a dump may repeat one): the last recorded wins, as a map would.
+        std::vector<const FlightOp*> uniq;
+        for (const FlightOp* o : s.flight) {
+          if (!uniq.empty() && uniq.back()->index == o->index) uniq.back() = o;
+          else uniq.push_back(o);
+        }
+        s.flight = std::move(uniq);
+        s.total = m.flight.back().index + 1;
       } else if (m.ops.total > 0) {
-        for (const OpEntry& o : m.ops.recent)
-          s.ops[o.seq] = Attr{o.op, o.dtype, static_cast<int64_t>(o.count), o.seq};
+        s.entries = &m.ops.recent;
         s.total = m.ops.total;
       } else {
         continue;
@@ -631,36 +666,37 @@ void RuleSequences(Ctx* cx) {
     // First index present on all ranks where they disagree.
     int64_t lo = 0, hi = INT64_MAX;
     for (const Seq& s : seqs) {
-      if (s.ops.empty()) continue;
-      lo = std::max(lo, s.ops.begin()->first);
-      hi = std::min(hi, s.ops.rbegin()->first);
+      if (s.Empty()) continue;
+      lo = std::max(lo, s.First());
+      hi = std::min(hi, s.Last());
     }
     bool reported = false;
     for (int64_t i = lo; i <= hi && !reported; ++i) {
-      std::map<std::string, std::vector<const Seq*>> by;
-      bool all = true;
-      for (const Seq& s : seqs) {
-        auto it = s.ops.find(i);
-        if (it == s.ops.end()) {
-          all = false;
-          break;
-        }
-        by[fmt::format("{} count {} {}", it->second.op, it->second.count, it->second.dtype)].push_back(&s);
+      OpView first, v;
+      bool all = true, differ = false;
+      for (size_t k = 0; k < seqs.size() && all; ++k) {
+        if (!seqs[k].At(i, k == 0 ? &first : &v)) all = false;
+        else if (k > 0 && !(v == first)) differ = true;
       }
-      if (!all || by.size() < 2) continue;
+      if (!all || !differ) continue;
+      std::map<std::string, std::vector<const Seq*>> by;
+      for (const Seq& s : seqs) {
+        s.At(i, &v);
+        by[v.Key()].push_back(&s);
+      }
       size_t best = 0;
       std::string major;
-      for (const auto& [k, v] : by)
-        if (v.size() > best) best = v.size(), major = k;
+      for (const auto& [k, vs] : by)
+        if (vs.size() > best) best = vs.size(), major = k;
       Finding f;
       f.fault = "sequence_mismatch";
       std::string parts;
-      for (const auto& [k, v] : by) {
+      for (const auto& [k, vs] : by) {
         std::vector<int64_t> ids;
-        for (const Seq* s : v) ids.push_back(s->m->rank);
+        for (const Seq* s : vs) ids.push_back(s->m->rank);
         parts += fmt::format("{}rank(s) {}: {}", parts.empty() ? "" : "; ", RankList(ids), k);
-        if (k != major || by.size() == v.size())
-          for (const Seq* s : v) f.ranks.push_back(cx->Ref(s->m->proc, "root cause", c.group, s->m->rank));
+        if (k != major || by.size() == vs.size())
+          for (const Seq* s : vs) f.ranks.push_back(cx->Ref(s->m->proc, "root cause", c.group, s->m->rank));
       }
       f.title = fmt::format("Call sequences of {} differ at op #{}", c.group, i);
       f.summary = fmt::format("The recorded calls (Entry lines / flight recorder) differ at op #{}: {}.", i, parts);

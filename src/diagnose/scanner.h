@@ -2,17 +2,18 @@
 //
 // Inputs: folders (walked recursively, symlinked folders not followed), single files, "-" for
 // stdin. A folder's file is read when it looks like a log: *.log, *.txt, *.json, rotated names
-// (*.log.1, *.log.2025...), or anything under a plog/ or device-*/ folder. Compressed files and
+// (*.log.1, *.log.2025..., *.log.gz), or anything under a plog/ or device-*/ folder. Gzip files
+// (rotated plogs) are decompressed on the fly when built with zlib; other compressed files and
 // files that cannot be opened are not read but are listed with the reason, as are files in
 // which no record was found.
 //
-// Reading is chunked read(2) into a reusable 4 MiB buffer per worker (bounded memory whatever
-// the file size), lines split with memchr, records split at every record start, and each record
-// goes through ParseRecordContent, whose keyword checks reject uninteresting records cheaply.
+// Files are read in 4 MiB chunks into a reusable buffer per worker (bounded memory whatever the
+// file size; gzip files through zlib into the same buffer). Lines are split with memchr, records at every record start (one vectorized pass), and
+// each record goes through ParseRecordContent, whose one-pass keyword filter rejects
+// uninteresting records cheaply.
 #pragma once
 
 #include <cstdint>
-#include <deque>
 #include <functional>
 #include <map>
 #include <string>
@@ -50,7 +51,10 @@ struct CommOps {
   int64_t pid = -1;
   int32_t local_rank = -1;
   int64_t total = 0;
-  std::deque<OpEntry> recent;        // seq = ordinal within this file
+  // The last kKeep ops, oldest first once the file is parsed (a ring while it is parsed, so an
+  // op costs no allocation); seq = ordinal within this file.
+  std::vector<OpEntry> recent;
+  size_t ring_head = 0;              // parse-time only: index of the oldest op when full
   std::map<int32_t, StreamStat> streams;
   int64_t stream_switches = 0;       // consecutive ops on different streams
   Micros min_switch_gap = -1;        // shortest time between two such ops
@@ -99,6 +103,9 @@ struct ScanResult {
 
 // Walks `inputs` and parses every log file found.
 ScanResult Scan(const std::vector<std::string>& inputs, const ScanOptions& options);
+
+// Whether .gz files are read (vigil built with zlib); otherwise they are listed as not read.
+bool GzipSupported();
 
 // Parses one in-memory text (tests, fuzzing). `file_index` is stored in every Loc.
 FileResult ParseText(std::string_view text, uint32_t file_index);

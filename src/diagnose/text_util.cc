@@ -50,6 +50,17 @@ std::string_view Trim(std::string_view s) {
 }
 
 std::optional<int64_t> ToInt(std::string_view s) {
+  // Fast path: plain digits (field values of op Entry lines).
+  if (!s.empty() && s.size() <= 18) {
+    int64_t v = 0;
+    size_t i = 0;
+    for (; i < s.size(); ++i) {
+      unsigned dgt = static_cast<unsigned>(s[i] - '0');
+      if (dgt > 9) break;
+      v = v * 10 + dgt;
+    }
+    if (i == s.size()) return v;
+  }
   s = Trim(s);
   if (s.empty()) return std::nullopt;
   bool neg = false;
