@@ -17,8 +17,10 @@
 # and the issue's targets (bench/compare/summarize.py). Every run is bounded by `timeout`.
 #
 # Knobs (environment): RANKS (4), LAT_ITERS (200), LAT_WARMUP (20), BW_ITERS (10), BW_WARMUP (2),
-# MAX_BYTES (64M), RUN_TIMEOUT (s per run, 240), OUT (results folder), BUILD (build folder),
-# VIGIL (a built vigil binary), SERIES (space-separated subset of the series names).
+# MAX_BYTES (64M), RUN_TIMEOUT (s per run, 240), REPEAT (rounds, 1; the summary keeps each
+# size's best round: on a shared machine that filters out other jobs' load), OUT (results
+# folder), BUILD (build folder), VIGIL (a built vigil binary; VIGIL_REV names its source),
+# SERIES (space-separated subset of the series names).
 set -uo pipefail
 
 HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
@@ -34,6 +36,7 @@ BUILD="${BUILD:-$REPO/build-compare}"
 OUT="${OUT:-$BUILD/results-$(date +%Y%m%d-%H%M%S)}"
 SERIES="${SERIES:-allreduce-lat allreduce allgather reducescatter broadcast alltoall}"
 JOBS="${JOBS:-2}"
+REPEAT="${REPEAT:-1}"   # rounds of every run; the summary keeps each size's best round
 
 log() { printf '[compare] %s\n' "$*" >&2; }
 
@@ -120,29 +123,32 @@ for series in $SERIES; do
       op=$series; sizes=(-b 1M -e "$MAX_BYTES" -f 2 -n "$BW_ITERS" -w "$BW_WARMUP") ;;
     *) log "unknown series $series"; continue ;;
   esac
-  log "== $series"
-  vigil_run "${series}__vigil-shm" shm "$op" "${sizes[@]}"
-  run "${series}__ompi-shm" -- "${MPIRUN[@]}" "$BIN/mpi_bench" "$op" "${sizes[@]}" --label ompi-shm
-  vigil_run "${series}__vigil-tcp" tcp "$op" "${sizes[@]}"
-  run "${series}__ompi-tcp" -- "${MPIRUN[@]}" --mca pml ob1 --mca btl tcp,self \
-      "$BIN/mpi_bench" "$op" "${sizes[@]}" --label ompi-tcp
-  case "$op" in
-    allreduce)
-      gloo_run "${series}__gloo-ring" "$op" --algo ring "${sizes[@]}"
-      gloo_run "${series}__gloo-bcube" "$op" --algo bcube "${sizes[@]}" ;;
-    *) gloo_run "${series}__gloo" "$op" "${sizes[@]}" ;;
-  esac
+  for rep in $(seq 1 "$REPEAT"); do
+    log "== $series (round $rep of $REPEAT)"
+    r=".r$rep"
+    vigil_run "${series}__vigil-shm$r" shm "$op" "${sizes[@]}"
+    run "${series}__ompi-shm$r" -- "${MPIRUN[@]}" "$BIN/mpi_bench" "$op" "${sizes[@]}" --label ompi-shm
+    vigil_run "${series}__vigil-tcp$r" tcp "$op" "${sizes[@]}"
+    run "${series}__ompi-tcp$r" -- "${MPIRUN[@]}" --mca pml ob1 --mca btl tcp,self \
+        "$BIN/mpi_bench" "$op" "${sizes[@]}" --label ompi-tcp
+    case "$op" in
+      allreduce)
+        gloo_run "${series}__gloo-ring$r" "$op" --algo ring "${sizes[@]}"
+        gloo_run "${series}__gloo-bcube$r" "$op" --algo bcube "${sizes[@]}" ;;
+      *) gloo_run "${series}__gloo$r" "$op" "${sizes[@]}" ;;
+    esac
+  done
 done
 
 LOAD_AFTER="$(uptime_load)"
 OMPI_VER="$(mpirun --version 2>/dev/null | head -1)"
 GLOO_VER="$(dpkg-query -W -f='${Version}' libgloo-dev 2>/dev/null || echo unknown)"
-VIGIL_VER="$(git -C "$REPO" rev-parse --short HEAD 2>/dev/null || echo unknown)"
+VIGIL_VER="${VIGIL_REV:-$(git -C "$REPO" rev-parse --short HEAD 2>/dev/null || echo unknown)}"
 cat >"$OUT/meta.json" <<EOF
 {"nranks": $RANKS, "date": "$(date -Is)", "host": "$(hostname)", "cpus": "$(nproc)",
  "load_before": "$LOAD_BEFORE", "load_after": "$LOAD_AFTER",
  "vigil": "$VIGIL_VER (heartbeat and flight recorder on)", "openmpi": "$OMPI_VER", "gloo": "libgloo-dev $GLOO_VER",
- "command": "RANKS=$RANKS LAT_ITERS=$LAT_ITERS BW_ITERS=$BW_ITERS MAX_BYTES=$MAX_BYTES bench/compare/compare.sh"}
+ "command": "RANKS=$RANKS REPEAT=$REPEAT LAT_ITERS=$LAT_ITERS BW_ITERS=$BW_ITERS MAX_BYTES=$MAX_BYTES bench/compare/compare.sh"}
 EOF
 
 python3 "$HERE/summarize.py" "$OUT" | tee "$OUT/summary.md"

@@ -56,7 +56,10 @@ int RunRank(const cmp::Args& a, int rank, int n) {
   std::vector<cmp::Row> rows;
   uint32_t tag = 1;
   bool ok = true;
-  for (uint64_t size : sizes) {
+  // Warm-up at the largest size first (as vigil bench and nccl-tests), then per size below.
+  for (int pass = 0; pass < 2; ++pass) {
+  const bool warm = pass == 0;
+  for (uint64_t size : warm ? std::vector<uint64_t>{sizes.back()} : sizes) {
     const uint64_t c = cmp::CountFor(a.op, size, n);
     std::unique_ptr<gloo::ReduceScatterHalvingDoubling<float>> rs;
     std::vector<float*> rs_ptrs;
@@ -104,6 +107,7 @@ int RunRank(const cmp::Args& a, int rank, int n) {
       gloo::barrier(o);
     };
     for (int i = 0; i < a.warmup; ++i) call();
+    if (warm) continue;
     barrier();
     const auto t0 = std::chrono::steady_clock::now();
     for (int i = 0; i < a.iters; ++i) call();
@@ -115,6 +119,7 @@ int RunRank(const cmp::Args& a, int rank, int n) {
     gloo::allreduce(o);
     if (a.op == "allreduce") ok = ok && recv[0] == float(n) && recv[c - 1] == float(n);
     rows.push_back({cmp::BytesFor(a.op, c, n), cmp::Blocks(a.op) ? c * n : c, us});
+  }
   }
   if (!ok) std::fprintf(stderr, "gloo_bench: rank %d: wrong %s result\n", rank, a.op.c_str());
   if (rank == 0) cmp::PrintJson(a, n, rows);

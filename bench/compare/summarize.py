@@ -1,13 +1,14 @@
 #!/usr/bin/env python3
 """Side-by-side table of compare.sh's results (one JSON file per run in RESULTS_DIR).
 
-File names: <series>__<config>.json, series in {allreduce-lat, allreduce, allgather,
+File names: <series>__<config>[.rN].json (N: the round; each size keeps its best round), series in {allreduce-lat, allreduce, allgather,
 reducescatter, broadcast, alltoall}, config in {vigil-shm, ompi-shm, vigil-tcp, ompi-tcp,
 gloo, gloo-ring, gloo-bcube}. Prints Markdown: latency (us) and busbw (GB/s) with the ratios
 Vigil/peer, the memcpy ceiling, and each target of issue 7 as PASS/MISS (min ratio over sizes).
 """
 import json
 import os
+import re
 import sys
 
 SERIES = [
@@ -60,10 +61,14 @@ def ratio(a, b):
 def main():
     d = sys.argv[1]
     data = {}
-    for name in os.listdir(d):
+    for name in sorted(os.listdir(d)):
         if name.endswith(".json") and "__" in name:
             series, cfg = name[:-5].split("__", 1)
-            data.setdefault(series, {})[cfg] = rows_by_size(load(os.path.join(d, name)))
+            cfg = re.sub(r"\.r\d+$", "", cfg)  # rounds of one run: keep each size's best
+            best = data.setdefault(series, {}).setdefault(cfg, {})
+            for size, cell in rows_by_size(load(os.path.join(d, name))).items():
+                if size not in best or cell[0] < best[size][0]:
+                    best[size] = cell
     targets = []  # (text, min ratio, threshold, higher_is_better)
 
     def track(text, values, threshold, higher=True):
