@@ -45,20 +45,31 @@ Micros Time(const json& o, std::initializer_list<const char*> keys) {
   return kNoTime;
 }
 
-bool ParseDump(const json& o, uint32_t file_index, std::vector<FlightDump>* dumps) {
+// `top`: the file's top-level object when `o` is one of its "comms" (pid, host, reason and dump
+// time are given once per process there), else null.
+bool ParseDump(const json& o, const json* top, uint32_t file_index, std::vector<FlightDump>* dumps) {
   const json* ops = Get(o, {"ops"});
   if (ops == nullptr || !ops->is_array()) return false;
   FlightDump d;
   d.loc.file = file_index;
   d.loc.line = 1;
-  d.group = Str(o, {"comm", "identifier", "group"});
+  d.schema = Str(o, {"schema"});
+  d.group = Str(o, {"identifier", "comm", "group"});
   d.rank = Int(o, {"rank", "rankId"});
-  d.rank_size = Int(o, {"rank_size", "rankSize"});
+  d.rank_size = Int(o, {"nranks", "rank_size", "rankSize"});
   d.pid = Int(o, {"pid"});
   d.device = Int(o, {"device", "deviceId"});
   d.host = Str(o, {"host", "hostIp"});
   d.reason = Str(o, {"reason"});
   d.dump_time = Time(o, {"dump_time", "time"});
+  if (top != nullptr) {
+    if (d.schema.empty()) d.schema = Str(*top, {"schema"});
+    if (d.pid < 0) d.pid = Int(*top, {"pid"});
+    if (d.host.empty()) d.host = Str(*top, {"host", "hostIp"});
+    if (d.reason.empty()) d.reason = Str(*top, {"reason"});
+    if (d.dump_time == kNoTime) d.dump_time = Time(*top, {"dump_time", "time"});
+    if (d.device < 0) d.device = Int(*top, {"device", "deviceId"});
+  }
   for (const json& j : *ops) {
     if (!j.is_object()) continue;
     FlightOp op;
@@ -68,10 +79,15 @@ bool ParseDump(const json& o, uint32_t file_index, std::vector<FlightDump>* dump
     if (op.op.empty() && !op.tag.empty()) op.op = op.tag.substr(0, op.tag.find('_'));
     op.count = Int(j, {"count"});
     op.dtype = Str(j, {"dataType", "dtype"});
+    op.reduce = Str(j, {"reduceType", "reduce"});
+    op.root = Int(j, {"root"});
     op.stream = Int(j, {"streamId", "stream"});
     op.enter = Time(j, {"enter"});
+    op.start = Time(j, {"start"});
     op.leave = Time(j, {"leave"});
     op.state = Str(j, {"state"});
+    op.result = Int(j, {"result"});
+    op.error = Str(j, {"error"});
     d.ops.push_back(std::move(op));
   }
   dumps->push_back(std::move(d));
@@ -104,16 +120,18 @@ bool ParseJsonFile(std::string_view text, uint32_t file_index, std::vector<Fligh
   json j = json::parse(text.begin(), text.end(), nullptr, /*allow_exceptions=*/false);
   if (j.is_discarded()) return false;
   bool any = false;
-  auto one = [&](const json& o) {
-    if (ParseDump(o, file_index, dumps)) any = true;
+  auto one = [&](const json& o, const json* top) {
+    if (ParseDump(o, top, file_index, dumps)) any = true;
     else if (ParseRankTable(o, rank_table)) any = true;
   };
   if (j.is_array()) {
-    for (const json& o : j) one(o);
+    for (const json& o : j) one(o, nullptr);
   } else if (const json* comms = Get(j, {"comms"}); comms != nullptr && comms->is_array()) {
-    for (const json& o : *comms) one(o);
+    // vigil.flight/1: a file with no comm at all (nothing recorded yet) is still ours.
+    if (comms->empty() && Str(j, {"schema"}).starts_with("vigil.flight/")) any = true;
+    for (const json& o : *comms) one(o, &j);
   } else {
-    one(j);
+    one(j, nullptr);
   }
   return any;
 }

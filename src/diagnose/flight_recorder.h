@@ -1,20 +1,23 @@
 // Vigil's flight-recorder dumps and HCCL rank tables, read from JSON files.
 //
-// Flight-recorder dump schema accepted (the library writes it; every field optional, numbers may
-// be given as strings, times as plog stamps "2025-10-24-11:16:55.493.816" or integer
-// microseconds since the epoch):
-//   {
-//     "schema": "vigil.flight/1",
-//     "comm": "<identifier>",  "rank": 1, "rank_size": 4,
-//     "pid": 2111666, "host": "127.10.0.1", "device": 1,
-//     "dump_time": ..., "reason": "exec timeout",
-//     "ops": [ {"index": 21, "tag": "AllReduce_<identifier>", "op": "AllReduce", "count": 256,
-//               "dataType": "float32", "streamId": 2, "enter": ..., "leave": ...,
-//               "state": "done" | "running" | "failed" | "pending"} ]
-//   }
+// Flight-recorder dumps, schema "vigil.flight/1" as the library writes it
+// ($ASCEND_PROCESS_LOG_PATH/run/flight/flight-<pid>_<ts>.json, see dfx/flight_recorder.h):
+//   {"schema":"vigil.flight/1","pid":..,"host":..,"reason":..,"dump_time":"<plog stamp>",
+//    "comms":[{"identifier":..,"rank":..,"nranks":..,"device":..,
+//              "ops":[{"index":..,"tag":..,"op":"AllReduce","count":..,"dataType":"float32",
+//                      "reduceType":"sum"|null,"root":..|null,"streamId":..,"taskId":..,
+//                      "enter":"2025-10-24-11:16:55.490.253","start":..|null,"leave":..|null,
+//                      "state":"queued|running|done|failed","result":..,"error":".."}]}]}
+// A comm object inherits pid/host/reason/dump_time from the top level when it has none.
+//
+// The older, tolerant form is still accepted (every field optional, numbers may be strings,
+// times plog stamps or integer microseconds since the epoch):
+//   {"comm": "<identifier>", "rank": 1, "rank_size": 4, "pid": .., "host": .., "device": 1,
+//    "dump_time": .., "reason": .., "ops": [ {"index", "tag", "op", "count", "dataType",
+//    "streamId", "enter", "leave", "state": "done" | "running" | "failed" | "pending"} ]}
 // A file may also hold an array of such objects, or {"comms": [...]}. "identifier"/"group" are
-// accepted for "comm", "rankId" for "rank", "rankSize" for "rank_size", "dtype" for "dataType",
-// "stream" for "streamId".
+// accepted for "comm", "rankId" for "rank", "nranks"/"rankSize" for "rank_size", "dtype" for
+// "dataType", "stream" for "streamId", "reduce" for "reduceType".
 //
 // Rank table (HCCL v1.0/v2.0): {"server_list":[{"server_id", "device":[{"device_id",
 // "device_ip", "rank_id"}]}]} maps device IPs (as named by CQE errors) to ranks.
@@ -31,14 +34,17 @@ namespace vigil::diagnose {
 
 struct FlightOp {
   int64_t index = -1;
-  std::string tag, op, dtype, state;
+  std::string tag, op, dtype, reduce, state, error;
   int64_t count = -1;
   int64_t stream = -1;
-  Micros enter = kNoTime, leave = kNoTime;
+  int64_t root = -1;
+  int64_t result = -1;                 // HcclResult when the dump gives it
+  Micros enter = kNoTime, start = kNoTime, leave = kNoTime;
 };
 
 struct FlightDump {
   Loc loc;
+  std::string schema;                  // "vigil.flight/1" or empty (older form)
   std::string group;
   int64_t rank = -1, rank_size = -1, pid = -1, device = -1;
   std::string host, reason;

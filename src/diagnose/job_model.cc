@@ -378,13 +378,35 @@ Job BuildJob(ScanResult&& scan) {
     if (d.group.empty()) continue;
     Comm& c = CommFor(&job, d.group);
     if (c.rank_size < 0) c.rank_size = d.rank_size;
+    // The dump's process: the one with that pid in the same log root (run/flight/ next to
+    // run/plog/), else the only one with that pid anywhere, else a process of its own (a job
+    // diagnosed from dumps alone).
     int64_t proc = -1;
-    for (size_t i = 0; i < job.processes.size(); ++i)
-      if (d.pid >= 0 && job.processes[i].pid == d.pid) proc = static_cast<int64_t>(i);
+    if (d.pid >= 0) {
+      auto it = proc_index.find(std::make_pair(job.files[d.loc.file].node, d.pid));
+      if (it != proc_index.end()) proc = alias[it->second];
+      int n = 0;
+      for (size_t i = 0; proc < 0 && i < job.processes.size(); ++i)
+        if (job.processes[i].pid == d.pid) ++n;
+      for (size_t i = 0; proc < 0 && n == 1 && i < job.processes.size(); ++i)
+        if (job.processes[i].pid == d.pid) proc = static_cast<int64_t>(i);
+      if (proc < 0) {
+        proc = proc_of(d.loc.file, d.pid);
+        alias.push_back(proc);
+      }
+      Process& p = job.processes[proc];
+      if (std::find(p.files.begin(), p.files.end(), d.loc.file) == p.files.end()) p.files.push_back(d.loc.file);
+      if (p.host_ip.empty()) p.host_ip = d.host;
+      if (p.device < 0) p.device = d.device;
+    }
     Member& m = MemberFor(&c, proc, d.rank);
     if (m.device < 0) m.device = d.device;
-    m.flight = d.ops;
-    m.flight_loc = d.loc;
+    // Several dumps of one process (SIGUSR1, then the failure): the latest wins.
+    if (m.flight.empty() || d.dump_time == kNoTime || d.dump_time >= m.flight_time) {
+      m.flight = d.ops;
+      m.flight_loc = d.loc;
+      m.flight_time = d.dump_time;
+    }
   }
   for (Comm& c : job.comms) {
     std::sort(c.members.begin(), c.members.end(), [](const Member& a, const Member& b) {

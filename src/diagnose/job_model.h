@@ -57,6 +57,7 @@ struct Member {
   RankOps ops;
   std::vector<FlightOp> flight;                 // from a dump, when one exists
   Loc flight_loc;
+  Micros flight_time = kNoTime;                 // that dump's dump_time
 };
 
 struct Comm {

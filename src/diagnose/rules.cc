@@ -24,6 +24,7 @@ class Ctx {
   explicit Ctx(const Job& job) : job(job) {}
   const Job& job;
   std::vector<Finding> out;
+  std::set<std::string> late_entry_comms;  // comms where RuleLateEntry named a late rank
 
   RankRef Ref(int64_t proc, const std::string& role, const std::string& group = {},
               int64_t rank = -1) const {
@@ -103,10 +104,22 @@ const char* StatusName(int prio) {
   }
 }
 
+// What the catalogue says to do for a code: Vigil's own advice text, else HCCL's solution when
+// it says something ("N/A" is HCCL's "nothing to say").
+std::string_view AdviceText(const ErrorCodeInfo& info) {
+  if (!info.advice.empty()) return info.advice;
+  std::string_view sol = info.solution;
+  if (sol.starts_with("Solution:")) sol.remove_prefix(9);
+  while (!sol.empty() && sol.front() == ' ') sol.remove_prefix(1);
+  return sol == "N/A" ? std::string_view() : sol;
+}
+
 std::string CatalogueAdvice(const std::string& code) {
   const ErrorCodeInfo* info = FindErrorCode(code);
   if (info == nullptr) return {};
-  return fmt::format("[{} {}] {}", info->code, info->title, info->solution);
+  std::string_view text = AdviceText(*info);
+  if (text.empty()) return {};
+  return fmt::format("[{} {}] {}", info->code, info->title, text);
 }
 
 std::string RankName(const RankRef& r) { return DescribeRank(r); }
@@ -319,6 +332,140 @@ void RuleHeartbeat(Ctx* cx) {
     f.evidence.push_back(cx->Ev(*order[i]->events.front(),
                                 fmt::format("also: {} {}", order[i]->uid, StatusName(order[i]->prio))));
   cx->out.push_back(std::move(f));
+}
+
+// --- rule 3 by entry times: a rank that entered an op later than the timeout -------------------
+
+// F7: per op index, the time each rank entered it (flight-recorder "enter", else its Entry line).
+// When the ranks split into an on-time group and a smaller group that entered more than
+// HCCL_EXEC_TIMEOUT after the last on-time rank, the on-time ranks gave up before the late ones
+// arrived: the late rank(s) are the cause, whatever the timeout errors say afterwards.
+void RuleLateEntry(Ctx* cx) {
+  const Job& job = cx->job;
+  struct Enter {
+    int64_t index;
+    Micros time;
+    Loc loc;
+  };
+  struct Row {
+    const Member* m;
+    std::vector<Enter> ops;  // sorted by index
+  };
+  for (const Comm& c : job.comms) {
+    std::vector<Row> rows;
+    for (const Member& m : c.members) {
+      Row r{&m, {}};
+      if (!m.flight.empty()) {
+        for (const FlightOp& o : m.flight)
+          if (o.index >= 0 && o.enter != kNoTime) r.ops.push_back({o.index, o.enter, m.flight_loc});
+      } else {
+        for (const OpEntry& o : m.ops.recent)
+          if (o.time != kNoTime) r.ops.push_back({o.seq, o.time, o.loc});
+      }
+      std::stable_sort(r.ops.begin(), r.ops.end(), [](const Enter& a, const Enter& b) { return a.index < b.index; });
+      if (!r.ops.empty()) rows.push_back(std::move(r));
+    }
+    if (rows.size() < 2) continue;
+    int64_t lo = INT64_MAX, hi = INT64_MIN;
+    for (const Row& r : rows) {
+      lo = std::min(lo, r.ops.front().index);
+      hi = std::max(hi, r.ops.back().index);
+    }
+    if (hi - lo > 1000000) lo = hi - 1000000;  // bounded work on odd indices
+    struct At {
+      const Row* row;
+      const Enter* e;
+    };
+    std::vector<At> at;
+    for (int64_t i = lo; i <= hi; ++i) {
+      at.clear();
+      for (const Row& r : rows) {
+        auto it = std::lower_bound(r.ops.begin(), r.ops.end(), i, [](const Enter& e, int64_t x) { return e.index < x; });
+        if (it != r.ops.end() && it->index == i) at.push_back({&r, &*it});
+      }
+      if (at.size() < 2) continue;
+      std::sort(at.begin(), at.end(), [](const At& a, const At& b) { return a.e->time < b.e->time; });
+      // The widest gap between consecutive entry times splits on-time from late.
+      size_t split = 0;
+      Micros gap = 0;
+      for (size_t k = 1; k < at.size(); ++k)
+        if (at[k].e->time - at[k - 1].e->time > gap) {
+          gap = at[k].e->time - at[k - 1].e->time;
+          split = k;
+        }
+      size_t late_n = at.size() - split;
+      if (split == 0 || late_n > split) continue;  // the late ones must be the fewer ("the others")
+      int64_t timeout_s = 0;
+      for (size_t k = 0; k < split; ++k) timeout_s = std::max(timeout_s, job.ExecTimeoutOf(at[k].row->m->proc));
+      if (gap <= timeout_s * kSec) continue;
+
+      const At& last_on_time = at[split - 1];
+      const At& first_late = at[split];
+      bool echoed = false;
+      for (size_t k = 0; k < split; ++k) {
+        int64_t proc = at[k].row->m->proc;
+        echoed = echoed || (proc >= 0 && job.processes[proc].env.count("HCCL_EXEC_TIMEOUT") != 0);
+      }
+      std::string op_name;
+      if (!first_late.row->m->flight.empty()) {
+        for (const FlightOp& o : first_late.row->m->flight)
+          if (o.index == i) op_name = o.op;
+      } else {
+        for (const OpEntry& o : first_late.row->m->ops.recent)
+          if (o.seq == i) op_name = o.op.str();
+      }
+      Finding f;
+      f.fault = "late_rank";
+      std::vector<int64_t> late;
+      for (size_t k = split; k < at.size(); ++k) {
+        const Member* m = at[k].row->m;
+        late.push_back(m->rank);
+        f.ranks.push_back(cx->Ref(m->proc, "late", c.group, m->rank));
+      }
+      std::string late_names;
+      for (const RankRef& r : f.ranks) late_names += (late_names.empty() ? "" : ", ") + DescribeRank(r);
+      f.title = fmt::format("Rank{} {} entered op index {}{} {} after the others: more than HCCL_EXEC_TIMEOUT {} s",
+                            late.size() > 1 ? "s" : "", RankList(late), i,
+                            op_name.empty() ? "" : " (" + op_name + ")", FormatDuration(gap), timeout_s);
+      f.summary = fmt::format(
+          "On {}, {} of {} rank(s) entered op index {} between {} and {}; {} entered it at {}, {} after the last of "
+          "them, while HCCL_EXEC_TIMEOUT is {} s{}. The on-time ranks gave up waiting before the late one(s) "
+          "arrived, so the timeouts that follow are a consequence.",
+          c.group, split, at.size(), i, FormatTime(at.front().e->time), FormatTime(last_on_time.e->time), late_names,
+          FormatTime(first_late.e->time), FormatDuration(gap), timeout_s,
+          echoed ? "" : " (the default: no HCCL_EXEC_TIMEOUT echo found)");
+      f.advice = fmt::format(
+          "Find what delayed rank(s) {} by {} before op index {} (data loading, checkpoint save, a slow host, "
+          "compilation). If the delay is expected, raise HCCL_EXEC_TIMEOUT above it on every rank. {}",
+          RankList(late), FormatDuration(gap), i, CatalogueAdvice("EI0002"));
+      f.code = "EI0002";
+      f.confidence = "high";
+      f.score = 90;
+      f.time = first_late.e->time;
+      f.facts.push_back({"index", std::to_string(i)});
+      f.facts.push_back({"late_ranks", RankList(late)});
+      f.facts.push_back({"gap_seconds", fmt::format("{:.3f}", static_cast<double>(gap) / kSec)});
+      f.facts.push_back({"exec_timeout_seconds", std::to_string(timeout_s)});
+      f.facts.push_back({"exec_timeout_source", echoed ? "log" : "default"});
+      f.evidence.push_back(cx->EvLoc(first_late.e->loc, fmt::format("rank {} enters op {}", first_late.row->m->rank, i)));
+      f.evidence.push_back(
+          cx->EvLoc(last_on_time.e->loc, fmt::format("rank {} (last on time) enters op {}", last_on_time.row->m->rank, i)));
+      if (at.front().row != last_on_time.row)
+        f.evidence.push_back(
+            cx->EvLoc(at.front().e->loc, fmt::format("rank {} (first) enters op {}", at.front().row->m->rank, i)));
+      for (size_t k = 0; k < split && echoed; ++k) {
+        int64_t proc = at[k].row->m->proc;
+        if (proc < 0) continue;
+        auto it = job.processes[proc].env_loc.find("HCCL_EXEC_TIMEOUT");
+        if (it == job.processes[proc].env_loc.end()) continue;
+        f.evidence.push_back(cx->EvLoc(it->second, "timeout in force"));
+        break;
+      }
+      cx->out.push_back(std::move(f));
+      cx->late_entry_comms.insert(c.group);
+      break;  // the first such index explains the rest
+    }
+  }
 }
 
 // --- rule 2 + 3: the failing communicators ----------------------------------------------------
@@ -539,6 +686,9 @@ void RuleComms(Ctx* cx) {
     }
     if (mismatch_found) continue;
 
+    // A late rank found from the entry times themselves (RuleLateEntry) explains the timeouts.
+    if (cx->late_entry_comms.count(c.group) != 0) continue;
+
     // 3b: error-time gap against the exec timeout.
     std::sort(rows.begin(), rows.end(), [](const auto& a, const auto& b) { return a.second->time < b.second->time; });
     Micros first = rows.front().second->time, last = rows.back().second->time;
@@ -567,8 +717,8 @@ void RuleComms(Ctx* cx) {
           job.exec_timeout_from_log ? "" : " (the default: no HCCL_EXEC_TIMEOUT echo found)");
       f.advice = fmt::format(
           "Find what delayed the late rank(s) by {} (data loading, checkpoint save, a slow host, "
-          "compilation). If the delay is expected, raise HCCL_EXEC_TIMEOUT above it on every rank.",
-          FormatDuration(gap));
+          "compilation). If the delay is expected, raise HCCL_EXEC_TIMEOUT above it on every rank. {}",
+          FormatDuration(gap), CatalogueAdvice("EI0002"));
       f.code = "EI0002";
       f.confidence = "high";
       f.score = 86;
@@ -1257,7 +1407,8 @@ void RuleOther(Ctx* cx) {
     const ErrorCodeInfo* info = FindErrorCode(code);
     f.title = fmt::format("{}({}) reported (pid {})", info ? std::string(info->title) : e->name, code, e->pid);
     f.summary = Printable(e->detail, 300);
-    f.advice = info ? std::string(info->solution) : std::string("See the component's error code documentation.");
+    std::string_view text = info != nullptr ? AdviceText(*info) : std::string_view();
+    f.advice = !text.empty() ? std::string(text) : std::string("See the component's error code documentation.");
     f.confidence = "medium";
     f.score = code == "EI0001" || code == "EI0004" || code == "EI0014" || code == "EI0017" ? 85 : 55;
     f.time = e->time;
@@ -1288,6 +1439,7 @@ std::string DescribeRank(const RankRef& r) {
 std::vector<Finding> ApplyRules(const Job& job) {
   Ctx cx(job);
   RuleHeartbeat(&cx);
+  RuleLateEntry(&cx);
   RuleComms(&cx);
   RuleSequences(&cx);
   RuleStreams(&cx);

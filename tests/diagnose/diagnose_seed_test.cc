@@ -4,7 +4,9 @@
 
 #include <string>
 
+#include "common/error_codes.h"
 #include "diagnose/diagnose.h"
+#include "diagnose/flight_recorder.h"
 
 namespace vigil::diagnose {
 namespace {
@@ -194,6 +196,108 @@ TEST(DiagnoseSeed, ParameterMismatch) {
   EXPECT_EQ(v.fault, "param_mismatch") << Dump(r);
   EXPECT_NE(v.title.find("cclbufferSize"), std::string::npos) << v.title;
   EXPECT_NE(v.title.find("209715200"), std::string::npos);
+}
+
+std::string Fact(const Finding& f, const std::string& key) {
+  for (const auto& [k, v] : f.facts)
+    if (k == key) return v;
+  return {};
+}
+
+// F7 in Vigil's own log format: the entry times, not only the error times, name the late rank.
+TEST(DiagnoseLate, EntryTimesNameTheLateRank) {
+  auto r = RunCase("late_entry");
+  ASSERT_FALSE(r.findings.empty());
+  const Finding& v = r.findings.front();
+  EXPECT_EQ(v.fault, "late_rank") << Dump(r);
+  ASSERT_EQ(v.ranks.size(), 1u);
+  EXPECT_EQ(v.ranks[0].rank, 2);
+  EXPECT_EQ(v.ranks[0].pid, 7102);
+  EXPECT_EQ(Fact(v, "index"), "4");
+  EXPECT_EQ(Fact(v, "gap_seconds"), "400.000");
+  EXPECT_EQ(Fact(v, "exec_timeout_seconds"), "300");
+  EXPECT_EQ(Fact(v, "exec_timeout_source"), "log");
+  EXPECT_NE(v.title.find("6 min 40 s"), std::string::npos) << v.title;
+  EXPECT_NE(v.title.find("HCCL_EXEC_TIMEOUT 300 s"), std::string::npos) << v.title;
+  ASSERT_GE(v.evidence.size(), 2u);
+  EXPECT_NE(v.evidence[0].text.find("Entry-HcclAllReduce"), std::string::npos) << v.evidence[0].text;
+  EXPECT_NE(v.evidence[0].text.find("11:27:10.002.030"), std::string::npos) << v.evidence[0].text;
+  // The error-time rule does not add a second late_rank finding for the same comm.
+  int late = 0;
+  for (const Finding& f : r.findings) late += f.fault == "late_rank";
+  EXPECT_EQ(late, 1) << Dump(r);
+}
+
+// Vigil's flight-recorder dumps (schema vigil.flight/1) alone: processes, ranks and the late
+// entry at index 3 against the default timeout.
+TEST(DiagnoseLate, FlightDumpsAlone) {
+  auto r = RunCase("flight");
+  ASSERT_EQ(r.job.dumps.size(), 2u);
+  for (const FlightDump& d : r.job.dumps) {
+    EXPECT_EQ(d.schema, "vigil.flight/1");
+    EXPECT_EQ(d.rank_size, 2);
+    EXPECT_EQ(d.host, "127.0.0.1");
+    ASSERT_EQ(d.ops.size(), 4u);
+    EXPECT_EQ(d.ops[3].state, "failed");
+    EXPECT_EQ(d.ops[3].reduce, "sum");
+    EXPECT_EQ(d.ops[3].root, -1);
+    EXPECT_EQ(d.ops[3].leave, kNoTime);
+    EXPECT_NE(d.ops[3].start, kNoTime);
+  }
+  ASSERT_EQ(r.job.comms.size(), 1u);
+  ASSERT_EQ(r.job.comms[0].members.size(), 2u);
+  ASSERT_FALSE(r.findings.empty());
+  const Finding& v = r.findings.front();
+  EXPECT_EQ(v.fault, "late_rank") << Dump(r);
+  ASSERT_EQ(v.ranks.size(), 1u);
+  EXPECT_EQ(v.ranks[0].rank, 1);
+  EXPECT_EQ(v.ranks[0].pid, 8101);
+  EXPECT_EQ(v.ranks[0].host, "127.0.0.1");
+  EXPECT_EQ(Fact(v, "index"), "3");
+  EXPECT_EQ(Fact(v, "exec_timeout_seconds"), "1836");
+  EXPECT_EQ(Fact(v, "exec_timeout_source"), "default");
+}
+
+// The older, tolerant dump form still reads (single object, string numbers, micros times).
+TEST(DiagnoseLate, OlderFlightFormStillAccepted) {
+  std::vector<FlightDump> dumps;
+  std::vector<RankTableDevice> table;
+  ASSERT_TRUE(ParseJsonFile(R"({"comm":"g","rankId":"3","rank_size":"4","pid":"12","ops":[
+      {"index":"0","type":"AllGather","count":"8","dtype":"int8","stream":"5","enter":1700000000000000,
+       "state":"pending"}]})",
+                            0, &dumps, &table));
+  ASSERT_EQ(dumps.size(), 1u);
+  EXPECT_EQ(dumps[0].group, "g");
+  EXPECT_EQ(dumps[0].rank, 3);
+  EXPECT_EQ(dumps[0].rank_size, 4);
+  EXPECT_EQ(dumps[0].pid, 12);
+  ASSERT_EQ(dumps[0].ops.size(), 1u);
+  EXPECT_EQ(dumps[0].ops[0].op, "AllGather");
+  EXPECT_EQ(dumps[0].ops[0].dtype, "int8");
+  EXPECT_EQ(dumps[0].ops[0].stream, 5);
+  EXPECT_EQ(dumps[0].ops[0].enter, 1700000000000000);
+  // An empty vigil.flight/1 dump (no comm yet) is ours, not text.
+  dumps.clear();
+  EXPECT_TRUE(ParseJsonFile(R"({"schema":"vigil.flight/1","pid":1,"comms":[]})", 0, &dumps, &table));
+  EXPECT_TRUE(dumps.empty());
+}
+
+// "What to do" comes from Vigil's advice text in the catalogue, never HCCL's bare "N/A".
+TEST(DiagnoseAdvice, CatalogueAdviceNotSolution) {
+  for (const char* name : {"sdma_buffer", "ei0011", "cqe", "link_timeout", "port_in_use", "param_mismatch",
+                           "timeout_gap", "mismatch", "late_entry"}) {
+    auto r = RunCase(name);
+    ASSERT_FALSE(r.findings.empty()) << name;
+    for (const Finding& f : r.findings) {
+      EXPECT_FALSE(f.advice.empty()) << name << " " << f.fault;
+      EXPECT_EQ(f.advice.find("N/A"), std::string::npos) << name << " " << f.fault << ": " << f.advice;
+    }
+    const Finding& v = r.findings.front();
+    const ErrorCodeInfo* info = v.code.empty() ? nullptr : FindErrorCode(v.code);
+    if (info != nullptr && !info->advice.empty()) {
+      EXPECT_NE(v.advice.find(std::string(info->advice)), std::string::npos) << name << ": " << v.advice;
+    }
+  }
 }
 
 TEST(DiagnoseSeed, JsonAndHtmlRender) {

@@ -243,6 +243,57 @@ def main():
         "[ParameterConflict]CMD information cclbufferSize check fail. local[209715200], remote[104857600]",
     ])
 
+    # --- F7 in Vigil's own log format: rank 2 enters op index 4 400 s after the others, with
+    # HCCL_EXEC_TIMEOUT 300 echoed; the others time out on it (their task exception lines) ---
+    c = "late_entry"
+    g3 = "127.0.0.1%lo_60001_0_1761300000000000"
+    base = 11 * 3600 + 20 * 60  # 11:20:00
+
+    def stamp(sec, us=0):
+        return f"2025-10-24-{sec // 3600:02d}:{sec // 60 % 60:02d}:{sec % 60:02d}.{us // 1000:03d}.{us % 1000:03d}"
+
+    for r in range(4):
+        pid = 7100 + r
+        lines = [
+            f"[INFO] HCCL({pid},fault_driver):{stamp(base)} [env_config.cc:210] [{pid}][HCCL_ENV] "
+            "HCCL_EXEC_TIMEOUT set by environment to [300]",
+            f"[INFO] HCCL({pid},fault_driver):{stamp(base, 1000 + r)} [entry_log.cc:11] [{pid}]"
+            f"Entry-HcclCommInitRootInfoInner:ranks[4], rank[{r}], rootinfo: host ip[127.0.0.1] port[60001] "
+            f"nicDeploy[1] identifier[{g3}], deviceLogicId[{r}]",
+        ]
+        for i in range(5):
+            t = base + 10 + i * 5 + (400 if (r == 2 and i == 4) else 0)
+            lines.append(
+                f"[INFO] HCCL({pid},fault_driver):{stamp(t, 2030 if (r == 2 and i == 4) else 2000 + r * 10)} "
+                f"[entry_log.cc:28] [{pid}]Entry-HcclAllReduce: "
+                f"tag[AllReduce_{g3}], sendBuf[0x7f0000001000], recvBuf[0x7f0000002000], count[1024], dataType[float32], "
+                f"op[sum], localRank[{r}], streamId[1],comm[0x55550000{r:04x}], deviceLogicId[{r}]")
+        write(c, f"node0/run/plog/plog-{pid}_20251024112000000.log", lines)
+        fail_at = base + 30 + (400 if r == 2 else 0) + 300
+        write(c, f"node0/debug/plog/plog-{pid}_20251024112000000.log",
+              task_failed(pid, stamp(fail_at)[:-8], "AllReduce_" + g3, r, 4, 1024, r, stamp(base + 30), group=g3))
+
+    # --- Vigil flight-recorder dumps (schema vigil.flight/1), no plogs: rank 1 of 2 enters op
+    # index 3 2000 s after rank 0 (default HCCL_EXEC_TIMEOUT 1836 s) ---
+    c = "flight"
+    g4 = "127.0.0.1%lo_60002_0_1761300000000001"
+    for r in range(2):
+        pid = 8100 + r
+        ops = []
+        for i in range(4):
+            t = base + i * 2 + (2000 if (r == 1 and i == 3) else 0)
+            state = "done" if i < 3 else "failed"
+            ops.append(
+                f'{{"index":{i},"tag":"AllReduce_{g4}","op":"AllReduce","count":256,"dataType":"float32",'
+                f'"reduceType":"sum","root":null,"streamId":1,"taskId":{i},"algType":"ring",'
+                f'"enter":"{stamp(t, 500)}","start":"{stamp(t, 700)}",'
+                f'"leave":{"null" if i == 3 else chr(34) + stamp(t, 900) + chr(34)},"state":"{state}","result":{0 if i < 3 else 9}}}')
+        dump = (f'{{"schema":"vigil.flight/1","pid":{pid},"host":"127.0.0.1","reason":"op failed",'
+                f'"dump_time":"{stamp(base + 2100)}","comms":[\n{{"identifier":"{g4}","rank":{r},"nranks":2,'
+                f'"rankSize":2,"device":{r},"pid":{pid},"host":"127.0.0.1","userDefine":"","ops":[\n ' +
+                ",\n ".join(ops) + "]}\n]}")
+        write(c, f"node{r}/run/flight/flight-{pid}_20251024115500000.json", [dump])
+
 
 if __name__ == "__main__":
     main()
