@@ -374,7 +374,8 @@ class Heartbeat::Impl : public comm::OpObserver {
   }
 
   void Stop() {
-    if (!enabled_.load() || stopped_.exchange(true)) return;
+    // A forked child inherits the atexit hook but not the thread: nothing to stop there.
+    if (!enabled_.load() || getpid() != start_pid_ || stopped_.exchange(true)) return;
     // Let a broadcast in flight finish (bounded): the process may be exiting because of it.
     const auto bound = SteadyClock::now() + 2 * kLinger;
     for (;;) {
@@ -422,6 +423,7 @@ class Heartbeat::Impl : public comm::OpObserver {
     lost_timeout_ = std::chrono::seconds(env.heartbeat_lost_s);
     beat_interval_ = std::clamp<std::chrono::milliseconds>(
         std::chrono::duration_cast<std::chrono::milliseconds>(lost_timeout_) / 3, 100ms, 1000ms);
+    start_pid_ = getpid();
     enabled_.store(true);
     comm::AddOpObserver(this);
     thread_ = std::thread([this] { Loop(); });
@@ -1033,6 +1035,7 @@ class Heartbeat::Impl : public comm::OpObserver {
   std::chrono::milliseconds beat_interval_{1000};
   SteadyClock::time_point linger_until_{};
   bool stuck_detection_ = true;  // HCCL_DFS_CONFIG stuck_detection
+  pid_t start_pid_ = 0;
 
   std::mutex mu_;
   std::vector<std::shared_ptr<CommEntry>> comms_;

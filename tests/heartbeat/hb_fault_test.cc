@@ -229,6 +229,14 @@ std::string Describe(const Outcome& o) {
   return s;
 }
 
+// Removes a job's folder when the test passed (kept for inspection when it failed).
+struct DropIfPassed {
+  fs::path dir;
+  ~DropIfPassed() {
+    if (!::testing::Test::HasFailure()) fs::remove_all(dir);
+  }
+};
+
 const std::vector<std::string> kBaseEnv = {"HCCL_BUFFSIZE=4", "HCCL_IF_BASE_PORT=0",
                                            "HCCL_CONNECT_TIMEOUT=60", "ASCEND_GLOBAL_LOG_LEVEL=3"};
 
@@ -269,6 +277,7 @@ void RunKill(int n, int victim) {
   job.victim = victim;
   job.env = Env({"HCCL_EXEC_TIMEOUT=120"});  // errors must come from the heartbeat, not this
   Outcome o = RunJob("kill" + std::to_string(n), job);
+  DropIfPassed drop{o.dir};
   ExpectAttributed(o, n, victim, {"LOST", "ERROR CQE"}, false);
   // LOST itself (not only the data links' CQE) reaches every survivor.
   const std::string uid = o.ranks.at(victim).uid;
@@ -303,6 +312,7 @@ void RunStop(int n, int victim) {
   job.victim = victim;
   job.env = Env({"HCCL_EXEC_TIMEOUT=120", "VIGIL_HEARTBEAT_LOST_TIMEOUT=3"});
   Outcome o = RunJob("stop" + std::to_string(n), job);
+  DropIfPassed drop{o.dir};
   ExpectAttributed(o, n, victim, {"LOST"}, false);
 }
 
@@ -323,6 +333,7 @@ void RunSleep(int n, int victim) {
   // Stuck checks every 3 s; the others' AllReduce times out at 9 s with STUCK already known.
   job.env = Env({"HCCL_EXEC_TIMEOUT=9"});
   Outcome o = RunJob("sleep" + std::to_string(n), job);
+  DropIfPassed drop{o.dir};
   ExpectAttributed(o, n, victim, {"STUCK"}, true);
   for (const auto& [r, ri] : o.ranks) {
     EXPECT_NE(ri.debug_log.find("ExceptionType:[Stuck Occurred], Possible Reason:1.Host process "
@@ -350,6 +361,7 @@ void RunCut(int n, int victim, int peer, const std::string& transport) {
   job.transport = transport;
   job.env = Env({"HCCL_EXEC_TIMEOUT=120"});
   Outcome o = RunJob("cut" + std::to_string(n) + transport, job);
+  DropIfPassed drop{o.dir};
   ASSERT_FALSE(o.timed_out) << Describe(o);
   ASSERT_EQ(o.ranks.size(), static_cast<size_t>(n)) << Describe(o);
   const std::string a = o.ranks.at(victim).uid, b = o.ranks.at(peer).uid;
@@ -443,6 +455,7 @@ TEST(HeartbeatFault, F4NetnsVethDownFourRanks) {
     }
   };
   Outcome o = RunJob("netns", job);
+  DropIfPassed drop{o.dir};
   ASSERT_TRUE(cut) << Describe(o);
   ASSERT_FALSE(o.timed_out) << Describe(o);
   ASSERT_EQ(o.ranks.size(), 4u) << Describe(o);
@@ -488,6 +501,7 @@ TEST(HeartbeatHealthy, NoEventsAndHealthView) {
     std::ofstream(dir / "release") << "go\n";
   };
   Outcome o = RunJob("healthy", job);
+  DropIfPassed drop{o.dir};
   ASSERT_FALSE(o.timed_out) << Describe(o);
   EXPECT_EQ(o.exit_code, 0) << Describe(o);
   for (const auto& [r, ri] : o.ranks) {
