@@ -294,8 +294,13 @@ std::string RenderHtml(const DiagnoseResult& r) {
   };
   for (const Event& e : job.events)
     if (e.kind != EventKind::kEnv && e.kind != EventKind::kKeyInfo && in_lanes.count(e.proc)) widen(e.time);
-  for (const Lane& l : lanes)
+  for (const Lane& l : lanes) {
     if (l.m != nullptr && !l.m->ops.recent.empty()) widen(l.m->ops.recent[l.m->ops.recent.size() > 32 ? l.m->ops.recent.size() - 32 : 0].time);
+    // Flight-recorder ops (the last ones of a dump): their enter times, and the last one's leave.
+    if (l.m != nullptr && l.m->ops.recent.empty())
+      for (size_t k = l.m->flight.size() > 32 ? l.m->flight.size() - 32 : 0; k < l.m->flight.size(); ++k)
+        widen(l.m->flight[k].enter);
+  }
   if (!lanes.empty() && lo != kNoTime) {
     if (hi == lo) hi = lo + 1000000;
     const int width = 1100, left = 110, lane_h = 26;
@@ -303,8 +308,8 @@ std::string RenderHtml(const DiagnoseResult& r) {
     auto x_of = [&](Micros t) {
       return left + static_cast<int>(static_cast<double>(t - lo) / static_cast<double>(hi - lo) * (width - left - 20));
     };
-    h += fmt::format("<h2>Timeline{}</h2><p class=\"k\">{} to {} &middot; grey ticks: ops (Entry lines); red: errors "
-                     "and task failures; orange: heartbeat events; blue: comm init/destroy. Hover for details.</p>\n",
+    h += fmt::format("<h2>Timeline{}</h2><p class=\"k\">{} to {} &middot; grey ticks: ops (Entry lines, flight "
+                     "recorder; purple: not finished); red: errors and task failures; orange: heartbeat events; blue: comm init/destroy. Hover for details.</p>\n",
                      group.empty() ? "" : " of " + Esc(group), Esc(FormatTime(lo)), Esc(FormatTime(hi)));
     h += fmt::format("<svg id=\"timeline\" class=\"lane\" xmlns=\"http://www.w3.org/2000/svg\" width=\"{}\" height=\"{}\">", width, height);
     for (size_t i = 0; i < lanes.size(); ++i) {
@@ -319,6 +324,16 @@ std::string RenderHtml(const DiagnoseResult& r) {
           h += fmt::format("<rect class=\"op\" x=\"{}\" y=\"{}\" width=\"2\" height=\"12\" fill=\"#999\"><title>#{} {} "
                            "count {} {} stream {} at {}</title></rect>",
                            x, y - 6, o.seq, Esc(o.op), o.count, Esc(o.dtype), o.stream, Esc(FormatTime(o.time)));
+        }
+        if (lanes[i].m->ops.recent.empty()) {
+          for (const FlightOp& o : lanes[i].m->flight) {
+            if (o.enter == kNoTime || o.enter < lo || o.enter > hi) continue;
+            bool bad = o.state == "failed" || o.state == "running" || o.state == "queued";
+            h += fmt::format("<rect class=\"op flight\" x=\"{}\" y=\"{}\" width=\"2\" height=\"12\" fill=\"{}\">"
+                             "<title>#{} {} count {} {} stream {} entered {} ({})</title></rect>",
+                             x_of(o.enter), y - 6, bad ? "#8e44ad" : "#999", o.index, Esc(o.op), o.count, Esc(o.dtype),
+                             o.stream, Esc(FormatTime(o.enter)), Esc(o.state));
+          }
         }
       }
       for (const Event& e : job.events) {
