@@ -106,13 +106,11 @@ bool ParseTail(std::string_view s, size_t p, Record* out) {
   // [file:line]: a ']' within 96 bytes with a ':' before it
   if (p < s.size() && s[p] == '[') {
     size_t end = std::min(s.size(), p + 96);
-    bool colon = false;
-    for (size_t e = p + 1; e < end; ++e) {
-      if (s[e] == ']') {
-        if (colon) p = e + 1;
-        break;
-      }
-      colon = colon || s[e] == ':';
+    const char* d = s.data();
+    const void* close = std::memchr(d + p, ']', end - p);
+    if (close != nullptr) {
+      size_t e = static_cast<size_t>(static_cast<const char*>(close) - d);
+      if (std::memchr(d + p, ':', e - p) != nullptr) p = e + 1;
     }
   }
   while (p < s.size() && s[p] == ' ') ++p;
@@ -236,10 +234,10 @@ size_t RecordParser::Stamp(std::string_view s, size_t p, Micros* t) {
   return *t != kNoTime ? SkipStamp(s, p) : p;
 }
 
-bool RecordParser::Parse(std::string_view s, Record* out) {
+bool RecordParser::Parse(std::string_view s, Record* out, int slot) {
   *out = Record{};
   size_t p;
-  int slot = Match(s);
+  if (slot < 0) slot = Match(s);
   if (slot >= 0) {
     // Same bytes up to "):" as a recent record: same header fields at the same offsets.
     const Header& h = hdr_[slot];

@@ -44,9 +44,10 @@ bool ParseRecord(std::string_view s, Record* out);
 // the last stamp and only compares bytes when they repeat. Same results as ParseRecord.
 class RecordParser {
  public:
-  bool Parse(std::string_view s, Record* out);
-  // Whether s starts with a header seen recently (then s[0] is a record start).
-  bool SameHeader(std::string_view s) { return Match(s) >= 0; }
+  // `slot`: what HeaderSlot(s) returned, when the caller already asked (saves a compare).
+  bool Parse(std::string_view s, Record* out, int slot = -1);
+  // The cache slot of a recent header that s starts with (then s[0] is a record start), or -1.
+  int HeaderSlot(std::string_view s) { return Match(s); }
 
  private:
   // The first len bytes of a recent plog record, up to and including "):". Debug logs interleave

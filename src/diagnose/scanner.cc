@@ -79,11 +79,13 @@ class FileParser {
     ++line_no_;
     if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
     bool any = false;
+    const int slot = rp_.HeaderSlot(line);
     SplitRecords(
         line,
         [&](std::string_view rec) {
           any = true;
-          RecordText(rec, offset + static_cast<uint64_t>(rec.data() - line.data()));
+          RecordText(rec, offset + static_cast<uint64_t>(rec.data() - line.data()),
+                     rec.data() == line.data() ? slot : -1);
         },
         [&](std::string_view prefix) {
           if (any) return;
@@ -100,7 +102,7 @@ class FileParser {
             }
           }
         },
-        rp_.SameHeader(line));
+        slot >= 0);
   }
 
   // Puts each communicator's ring of recent ops in order (oldest first).
@@ -112,9 +114,9 @@ class FileParser {
   }
 
  private:
-  void RecordText(std::string_view text, uint64_t offset) {
+  void RecordText(std::string_view text, uint64_t offset, int header_slot) {
     Record r;
-    if (!rp_.Parse(text, &r)) return;
+    if (!rp_.Parse(text, &r, header_slot)) return;
     ++out_->records;
     Loc loc{file_, line_no_, offset};
     if (r.pid != last_pid_ || last_ps_ == nullptr) {
