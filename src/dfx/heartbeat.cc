@@ -45,7 +45,7 @@ constexpr auto kAnonTimeout = 5s;  // an accepted socket must say hello/query by
 constexpr auto kByeFlush = 300ms;
 // After an abnormal event a process keeps its links (and its exit waits) this long, so the
 // broadcast completes even when the failed ops make every rank destroy its comm and exit at once.
-constexpr auto kLinger = 1s;
+constexpr auto kLinger = 3s;  // long enough for a broadcast to cross a loaded 2-core host
 constexpr uint32_t kCqeStatusRetryExceeded = 12;  // RoCE "retransmit exceeded", as HCCL prints
 
 struct CommEntry {
