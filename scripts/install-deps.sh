@@ -4,7 +4,7 @@ set -euo pipefail
 SUDO=""
 if [ "$(id -u)" -ne 0 ]; then SUDO="sudo"; fi
 PKGS=(build-essential cmake pkg-config git
-      libfmt-dev nlohmann-json3-dev libcli11-dev
+      libfmt-dev nlohmann-json3-dev libcli11-dev zlib1g-dev
       libgtest-dev libgmock-dev googletest libbenchmark-dev
       iproute2 procps python3)
 missing=()
