@@ -144,11 +144,14 @@ std::string RenderText(const DiagnoseResult& r, bool verbose) {
       }
       const Process* p = m.proc >= 0 ? &job.processes[m.proc] : nullptr;
       std::string streams;
-      for (const auto& [sid, st] : m.ops.streams) streams += (streams.empty() ? "" : ",") + std::to_string(sid);
+      // fmt rather than `"literal" + std::string`: GCC 12 -O3 reports a false -Werror=restrict on
+      // operator+(const char*, std::string&&).
+      for (const auto& [sid, st] : m.ops.streams) streams += fmt::format("{}{}", streams.empty() ? "" : ",", sid);
       out += fmt::format("    rank {:>3}: pid {} device {} {}{} ops {}{}{}\n", m.rank, p ? p->pid : -1, m.device,
-                         p && !p->uid.empty() ? p->uid + " " : "", p ? "errors " + std::to_string(p->errors) + "," : "",
-                         m.ops.total, streams.empty() ? "" : " streams " + streams,
-                         p ? "  [" + p->node + "]" : "");
+                         p && !p->uid.empty() ? fmt::format("{} ", p->uid) : std::string(),
+                         p ? fmt::format("errors {},", p->errors) : std::string(), m.ops.total,
+                         streams.empty() ? std::string() : fmt::format(" streams {}", streams),
+                         p ? fmt::format("  [{}]", p->node) : std::string());
     }
   }
   if (!job.skipped.empty()) {

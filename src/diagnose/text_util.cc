@@ -175,7 +175,7 @@ Micros Compose(int64_t y, int64_t mo, int64_t d, int64_t h, int64_t mi, int64_t 
 
 Micros ParsePlogStamp(std::string_view s) {
   size_t p = 0;
-  int64_t y, mo, d, h, mi, se, ms = 0, us = 0;
+  int64_t y = 0, mo = 0, d = 0, h = 0, mi = 0, se = 0, ms = 0, us = 0;
   if (!Digits(s, &p, 4, &y) || !Sep(s, &p, '-') || !Digits(s, &p, 2, &mo) || !Sep(s, &p, '-') ||
       !Digits(s, &p, 2, &d) || !Sep(s, &p, '-') || !Digits(s, &p, 2, &h) || !Sep(s, &p, ':') ||
       !Digits(s, &p, 2, &mi) || !Sep(s, &p, ':') || !Digits(s, &p, 2, &se))
@@ -188,7 +188,7 @@ Micros ParsePlogStamp(std::string_view s) {
 
 Micros ParseCqeTime(std::string_view s) {
   size_t p = 0;
-  int64_t y, mo, d, h, mi, se, frac = 0;
+  int64_t y = 0, mo = 0, d = 0, h = 0, mi = 0, se = 0, frac = 0;
   if (!Digits(s, &p, 4, &y) || !Sep(s, &p, '-') || !Digits(s, &p, 2, &mo) || !Sep(s, &p, '-') ||
       !Digits(s, &p, 2, &d) || !Sep(s, &p, ' ') || !Digits(s, &p, 2, &h) || !Sep(s, &p, ':') ||
       !Digits(s, &p, 2, &mi) || !Sep(s, &p, ':') || !Digits(s, &p, 2, &se))
