@@ -28,6 +28,8 @@ const char* AlgoName(Algo algo) {
       return "pairwise";
     case Algo::kStar:
       return "star";
+    case Algo::kHierarchical:
+      return "hierarchical";
     case Algo::kAuto:
       break;
   }

@@ -19,8 +19,9 @@
 
 namespace vigil::alg {
 
-enum class Algo { kAuto, kRing, kMesh, kHalvingDoubling, kPairwise, kStar };
-// HCCL's level names: "ring", "fullmesh", "H-D", "pairwise", "star".
+enum class Algo { kAuto, kRing, kMesh, kHalvingDoubling, kPairwise, kStar, kHierarchical };
+// HCCL's level names: "ring", "fullmesh", "H-D", "pairwise", "star". kHierarchical: levels run
+// different algorithms (algorithm/hierarchical.h names them); "hierarchical".
 const char* AlgoName(Algo algo);
 bool ParseAlgoName(const std::string& name, Algo* out);
 

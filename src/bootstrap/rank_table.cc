@@ -7,7 +7,11 @@
 // Numbers may be JSON numbers or decimal strings (HCCL's own files quote them). Every error names
 // the file and the JSON path of the field; nlohmann is used in its non-throwing mode and a
 // catch-all guards the rest, so no exception leaves this file.
+#include <arpa/inet.h>
 #include <fmt/format.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
 
 #include <fstream>
 #include <nlohmann/json.hpp>
@@ -191,6 +195,20 @@ bool Parse(Ctx& ctx, const std::string& text, RankTable* table) {
 }
 
 }  // namespace
+
+std::string RankTableSelfIp(const RankTable& table, uint32_t rank) {
+  if (rank >= table.ranks.size()) return "";
+  const std::string& ip = table.ranks[rank].server_id;
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  if (inet_pton(AF_INET, ip.c_str(), &addr.sin_addr) != 1) return "";
+  // Binding port 0 succeeds only for an address of this host (of this network namespace).
+  const int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  if (fd < 0) return "";
+  const bool local = bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) == 0;
+  close(fd);
+  return local ? ip : "";
+}
 
 HcclResult LoadRankTable(const std::string& path, RankTable* table, std::string* error) {
   Ctx ctx{path, {}};

@@ -19,6 +19,9 @@ struct RootInfo {
   std::string ifname;
   uint16_t port = 0;
   std::string identifier;
+  // This rank's own address when its rank table entry names it (server_id is an address of this
+  // host, and HCCL_IF_IP is not set); "" = pick one (HCCL_IF_IP, HCCL_SOCKET_IFNAME, ...).
+  std::string self_ip;
 };
 
 // What every rank tells the others at init.
@@ -80,6 +83,8 @@ HcclResult LoadRankTable(const std::string& path, RankTable* table, std::string*
 // server_id and HCCL_IF_BASE_PORT (rank 0 serves it), identifier "hccl_world_group" unless named.
 // When my_rank is 0 this also starts the rendezvous server on that address (EI0019 + HCCL_E_UNAVAIL
 // when the port is taken). HCCL_E_PARA when HCCL_IF_BASE_PORT is 0 or server_id is not IPv4.
+// The rank's server_id when it is an IPv4 address this process can listen on (its host), else "".
+std::string RankTableSelfIp(const RankTable& table, uint32_t rank);
 HcclResult RootInfoFromRankTable(const RankTable& table, uint32_t my_rank, RootInfo* root,
                                  std::string* error);
 

@@ -20,14 +20,18 @@ namespace vigil::comm {
 
 namespace {
 
-// Same value on every process of one machine (and boot): ranks that share it may use shm.
+// Same value on every process of one machine (and boot) and network namespace: ranks that share
+// it may use shm. A network namespace counts as a host of its own, so namespaces on one kernel
+// (containers, the multi-host tests) talk TCP between them as separate machines would.
 std::string HostId() {
   char name[256] = {0};
   gethostname(name, sizeof(name) - 1);
   std::string boot;
   std::ifstream in("/proc/sys/kernel/random/boot_id");
   std::getline(in, boot);
-  return std::string(name) + "/" + boot;
+  char netns[64] = {0};
+  if (readlink("/proc/thread-self/ns/net", netns, sizeof(netns) - 1) < 0) netns[0] = '\0';
+  return std::string(name) + "/" + boot + "/" + netns;
 }
 
 uint64_t MaxExtent(const std::vector<uint64_t>& counts, const std::vector<uint64_t>& displs) {
@@ -161,7 +165,8 @@ HcclResult Communicator::Create(const CommOptions& options, std::shared_ptr<Comm
   transport::TransportOptions topts;
   topts.comm_id = options.root.identifier;
   topts.self.rank = options.rank;
-  topts.self.host_ip = net::PickHostIp(&ifname);
+  topts.self.host_ip =
+      options.root.self_ip.empty() ? net::PickHostIp(&ifname) : options.root.self_ip;
   topts.self.host_id = HostId();
   topts.self.pid = static_cast<uint32_t>(getpid());
   topts.self.device = options.device;
@@ -196,6 +201,7 @@ HcclResult Communicator::Create(const CommOptions& options, std::shared_ptr<Comm
   }
 
   std::set<std::string> hosts;
+  std::vector<std::string> host_of_rank;
   for (const auto& r : comm->ranks_) {
     transport::Endpoint ep;
     ep.rank = r.rank;
@@ -206,8 +212,10 @@ HcclResult Communicator::Create(const CommOptions& options, std::shared_ptr<Comm
     ep.device = r.device;
     comm->endpoints_.push_back(ep);
     hosts.insert(r.host_id);
+    host_of_rank.push_back(r.host_id);
   }
   comm->host_count_ = static_cast<uint32_t>(hosts.size());
+  comm->layout_ = alg::HostLayout::FromHostIds(host_of_rank, options.rank);
   *out = std::move(comm);
   return HCCL_SUCCESS;
 }
@@ -249,8 +257,24 @@ void Communicator::RecordError(HcclResult code) {
   async_error_.compare_exchange_strong(expected, code);
 }
 
-alg::Algo Communicator::PickAlgorithm(const OpDesc& op) const {
+alg::Algo Communicator::PickAlgorithm(const OpDesc& op, alg::HierPlan* plan) const {
   const size_t bytes = op.count * DataTypeSize(op.dtype);
+  if (host_count_ > 1) {
+    // Ranks on several hosts: intra-host then inter-host levels when the op has them.
+    alg::CollOp coll = alg::CollOp::kBarrier;
+    size_t whole = bytes;
+    switch (op.type) {
+      case OpType::kAllReduce: coll = alg::CollOp::kAllReduce; break;
+      case OpType::kAllGather: coll = alg::CollOp::kAllGather; whole = bytes * size(); break;
+      case OpType::kReduceScatter: coll = alg::CollOp::kReduceScatter; whole = bytes * size(); break;
+      case OpType::kBroadcast: coll = alg::CollOp::kBroadcast; break;
+      case OpType::kReduce: coll = alg::CollOp::kReduce; break;
+      default: break;
+    }
+    if (coll != alg::CollOp::kBarrier && alg::ChooseHierarchical(coll, layout_, whole, plan)) {
+      return alg::Algo::kHierarchical;
+    }
+  }
   switch (op.type) {
     case OpType::kAllReduce: return alg::ChooseAllReduce(size(), bytes);
     case OpType::kAllGather: return alg::ChooseAllGather(size(), bytes);
@@ -265,15 +289,17 @@ alg::Algo Communicator::PickAlgorithm(const OpDesc& op) const {
   }
 }
 
-std::string Communicator::AlgTypeString(alg::Algo algo) const {
+std::string Communicator::AlgTypeString(alg::Algo algo, const alg::HierPlan& plan) const {
   // level0 = inside a host, level1 = between hosts, level2 = between superpods.
+  if (algo == alg::Algo::kHierarchical) return alg::HierAlgType(plan);
   if (host_count_ <= 1) return fmt::format("{}-null-null", alg::AlgoName(algo));
   return fmt::format("null-{}-null", alg::AlgoName(algo));
 }
 
 HcclResult Communicator::Enqueue(OpDesc op, rt::Stream* stream, const void* handle) {
   if (destroyed_.load()) return HCCL_E_PARA;
-  const alg::Algo algo = PickAlgorithm(op);
+  alg::HierPlan plan;
+  const alg::Algo algo = PickAlgorithm(op, &plan);
   OpRecord record;
   record.identifier = identifier();
   record.tag = fmt::format("{}_{}", OpTypeName(op.type), identifier());
@@ -290,7 +316,7 @@ HcclResult Communicator::Enqueue(OpDesc op, rt::Stream* stream, const void* hand
   record.device = device();
   record.rank = rank();
   record.nranks = size();
-  record.alg_type = AlgTypeString(algo);
+  record.alg_type = AlgTypeString(algo, plan);
   record.comm_handle = handle;
   record.enqueue_time = WallClock::now();
 
@@ -299,6 +325,11 @@ HcclResult Communicator::Enqueue(OpDesc op, rt::Stream* stream, const void* hand
   // at a time is the CANN contract).
   record.task_id = stream->PeekNextTaskId();
   NotifyEnqueue(record);
+  if (Env().entry_log) {
+    // Beside the Entry line: the algorithm the op runs (HCCL logs its executor choice too).
+    HCCL_RUN_INFO("[SelectAlg]tag[{}], index[{}], count[{}], algName[{}], AlgType(level 0-1-2):[{}]",
+                  record.tag, record.index, record.count, alg::AlgoName(algo), record.alg_type);
+  }
   auto self = shared_from_this();
   stream->Enqueue(rt::TaskType::kHccl, [self, op = std::move(op), record](std::string* detail) {
     aclError rc = self->Execute(op, record);
@@ -356,9 +387,30 @@ HcclResult Communicator::EnsureLinks(const OpDesc& op, alg::Algo algo, const std
   return HCCL_SUCCESS;
 }
 
-HcclResult Communicator::RunAlgorithm(const OpDesc& op, alg::Algo algo, alg::Group& g,
-                                      alg::AlgResult* result) {
+HcclResult Communicator::RunAlgorithm(const OpDesc& op, alg::Algo algo, const alg::HierPlan& plan,
+                                      alg::Group& g, alg::AlgResult* result) {
   alg::Scratch scratch{ccl_base_, ccl_bytes_};
+  if (algo == alg::Algo::kHierarchical) {
+    switch (op.type) {
+      case OpType::kAllReduce:
+        return alg::HierAllReduce(plan, layout_, g, op.send, op.recv, op.count, op.dtype,
+                                  op.reduce, scratch, result);
+      case OpType::kReduceScatter:
+        return alg::HierReduceScatter(plan, layout_, g, op.send, op.recv, op.count, op.dtype,
+                                      op.reduce, scratch, result);
+      case OpType::kAllGather:
+        return alg::HierAllGather(plan, layout_, g, op.send, op.recv, op.count, op.dtype, scratch,
+                                  result);
+      case OpType::kBroadcast:
+        return alg::HierBroadcast(plan, layout_, g, op.recv, op.count, op.dtype, op.root, scratch,
+                                  result);
+      case OpType::kReduce:
+        return alg::HierReduce(plan, layout_, g, op.send, op.recv, op.count, op.dtype, op.reduce,
+                               op.root, scratch, result);
+      default:
+        break;
+    }
+  }
   switch (op.type) {
     case OpType::kAllReduce:
       return alg::AllReduce(algo, g, op.send, op.recv, op.count, op.dtype, op.reduce, scratch,
@@ -487,7 +539,8 @@ aclError Communicator::Execute(const OpDesc& op, const OpRecord& record) {
     return fail(OpFailure::Kind::kAbort, HCCL_E_REMOTE);
   }
 
-  const alg::Algo algo = PickAlgorithm(op);
+  alg::HierPlan plan;
+  const alg::Algo algo = PickAlgorithm(op, &plan);
   if (size() > 1 && EnsureLinks(op, algo, record.tag, &failure) != HCCL_SUCCESS) {
     return fail(failure.kind, failure.code);
   }
@@ -567,7 +620,7 @@ aclError Communicator::Execute(const OpDesc& op, const OpRecord& record) {
   }
 
   alg::AlgResult result;
-  HcclResult rc = RunAlgorithm(op, algo, group, &result);
+  HcclResult rc = RunAlgorithm(op, algo, plan, group, &result);
   if (rc != HCCL_SUCCESS) {
     if (!result.copy.faulted) return fail_transfer(result.progress, rc);
     failure.reason = result.progress.reason;

@@ -17,6 +17,7 @@
 #include <string>
 #include <vector>
 
+#include "algorithm/hierarchical.h"
 #include "bootstrap/root_info.h"
 #include "comm/op.h"
 #include "runtime/stream.h"
@@ -53,6 +54,8 @@ class Communicator : public std::enable_shared_from_this<Communicator> {
   const std::string& user_name() const { return options_.user_name; }
   uint32_t buffsize_mb() const { return options_.buffsize_mb; }
   uint32_t host_count() const { return host_count_; }
+  // Which ranks share a host (same host_id), for the hierarchical algorithms.
+  const alg::HostLayout& host_layout() const { return layout_; }
   const std::vector<bootstrap::RankInfo>& ranks() const { return ranks_; }
 
   // Queues the op on `stream`; returns once queued. HCCL_E_PARA after Destroy.
@@ -74,10 +77,11 @@ class Communicator : public std::enable_shared_from_this<Communicator> {
  private:
   explicit Communicator(const CommOptions& options);
   aclError Execute(const OpDesc& op, const OpRecord& record);
-  HcclResult RunAlgorithm(const OpDesc& op, alg::Algo algo, alg::Group& group,
-                          alg::AlgResult* result);
-  alg::Algo PickAlgorithm(const OpDesc& op) const;
-  std::string AlgTypeString(alg::Algo algo) const;
+  HcclResult RunAlgorithm(const OpDesc& op, alg::Algo algo, const alg::HierPlan& plan,
+                          alg::Group& group, alg::AlgResult* result);
+  // kHierarchical fills *plan (the algorithm of each level).
+  alg::Algo PickAlgorithm(const OpDesc& op, alg::HierPlan* plan) const;
+  std::string AlgTypeString(alg::Algo algo, const alg::HierPlan& plan) const;
   HcclResult EnsureLinks(const OpDesc& op, alg::Algo algo, const std::string& tag,
                          OpFailure* failure);
   void RecordError(HcclResult code);
@@ -93,6 +97,7 @@ class Communicator : public std::enable_shared_from_this<Communicator> {
   std::vector<bootstrap::RankInfo> ranks_;
   std::vector<transport::Endpoint> endpoints_;
   uint32_t host_count_ = 1;
+  alg::HostLayout layout_;
   std::unique_ptr<transport::Transport> transport_;
 
   void* ccl_base_ = nullptr;  // 2 x buffsize: input half then output half
