@@ -43,8 +43,10 @@ void ReportInitFailure(const vigil::comm::InitFailure& failure, const vigil::com
   }
 }
 
+// host_ip: the address this rank's links listen on ("" = picked by the usual rules).
 HcclResult InitWithRoot(const char* api, uint32_t nRanks, const vigil::bootstrap::RootInfo& root,
-                        uint32_t rank, const HcclCommConfig* config, HcclComm* comm) {
+                        uint32_t rank, const HcclCommConfig* config, HcclComm* comm,
+                        const std::string& host_ip = "") {
   const vigil::EnvConfig& env = vigil::Env();
   vigil::comm::CommOptions options;
   options.nranks = nRanks;
@@ -52,6 +54,7 @@ HcclResult InitWithRoot(const char* api, uint32_t nRanks, const vigil::bootstrap
   options.root = root;
   options.buffsize_mb = env.buffsize_mb;
   options.exec_timeout_s = env.exec_timeout_s;
+  options.host_ip = host_ip;
   if (config != nullptr) {
     if (config->hcclBufferSize != HCCL_COMM_CONFIG_NOT_SET) {
       if (config->hcclBufferSize == 0) {
@@ -179,7 +182,10 @@ HcclResult HcclCommInitClusterInfoConfig(const char* clusterInfo, uint32_t rank,
   if (vigil::bootstrap::RootInfoFromRankTable(table, rank, &root, &error) != HCCL_SUCCESS) {
     return ArgError(api, HCCL_E_PARA, fmt::format("rank table [{}]: {}", clusterInfo, error));
   }
-  return InitWithRoot(api, nranks, root, rank, config, comm);
+  // The rank table names each rank's host: its links listen there (HCCL_IF_IP still wins).
+  const std::string self_ip =
+      vigil::Env().if_ip.empty() ? vigil::bootstrap::RankTableSelfIp(table, rank) : "";
+  return InitWithRoot(api, nranks, root, rank, config, comm, self_ip);
 }
 
 HcclResult HcclCommInitClusterInfo(const char* clusterInfo, uint32_t rank, HcclComm* comm) {

@@ -158,7 +158,6 @@ HcclResult RootInfoFromRankTable(const RankTable& table, uint32_t my_rank, RootI
   out.host_ip = first.server_id;
   out.port = static_cast<uint16_t>(env.if_base_port);
   out.identifier = "hccl_world_group";
-  if (env.if_ip.empty()) out.self_ip = RankTableSelfIp(table, my_rank);
   if (my_rank == 0) {
     ServerSpec spec;
     spec.ip = first.server_id;

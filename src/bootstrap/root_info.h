@@ -19,9 +19,6 @@ struct RootInfo {
   std::string ifname;
   uint16_t port = 0;
   std::string identifier;
-  // This rank's own address when its rank table entry names it (server_id is an address of this
-  // host, and HCCL_IF_IP is not set); "" = pick one (HCCL_IF_IP, HCCL_SOCKET_IFNAME, ...).
-  std::string self_ip;
 };
 
 // What every rank tells the others at init.
@@ -79,12 +76,13 @@ struct RankTable {
 // raised by the caller). Version 2.0 is read in the 1.0 shape or as {status, version, rank_count,
 // rank_list:[{rank_id, device_id, server_id or host_ip, device_ip?, level_list?}]}.
 HcclResult LoadRankTable(const std::string& path, RankTable* table, std::string* error);
+// The rank's server_id when it is an IPv4 address this process can listen on (its host), else "":
+// the address the rank's links listen on in a rank-table job (unless HCCL_IF_IP says otherwise).
+std::string RankTableSelfIp(const RankTable& table, uint32_t rank);
 // The root info every rank of a rank-table job agrees on without exchanging it: rank 0's
 // server_id and HCCL_IF_BASE_PORT (rank 0 serves it), identifier "hccl_world_group" unless named.
 // When my_rank is 0 this also starts the rendezvous server on that address (EI0019 + HCCL_E_UNAVAIL
 // when the port is taken). HCCL_E_PARA when HCCL_IF_BASE_PORT is 0 or server_id is not IPv4.
-// The rank's server_id when it is an IPv4 address this process can listen on (its host), else "".
-std::string RankTableSelfIp(const RankTable& table, uint32_t rank);
 HcclResult RootInfoFromRankTable(const RankTable& table, uint32_t my_rank, RootInfo* root,
                                  std::string* error);
 

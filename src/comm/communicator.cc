@@ -166,7 +166,7 @@ HcclResult Communicator::Create(const CommOptions& options, std::shared_ptr<Comm
   topts.comm_id = options.root.identifier;
   topts.self.rank = options.rank;
   topts.self.host_ip =
-      options.root.self_ip.empty() ? net::PickHostIp(&ifname) : options.root.self_ip;
+      options.host_ip.empty() ? net::PickHostIp(&ifname) : options.host_ip;
   topts.self.host_id = HostId();
   topts.self.pid = static_cast<uint32_t>(getpid());
   topts.self.device = options.device;

@@ -33,6 +33,7 @@ struct CommOptions {
   uint32_t exec_timeout_s = 1836; // effective: hcclExecTimeOut, else HCCL_EXEC_TIMEOUT
   std::string user_name;          // hcclCommName
   int32_t device = 0;
+  std::string host_ip;  // the links' address; "" = picked (HCCL_IF_IP, HCCL_SOCKET_IFNAME, ...)
 };
 
 // Why Create failed, so the API layer can raise the right EI code.
