@@ -50,6 +50,10 @@ struct HierPlan {
 // hosts, else ring; AllGather ring; Broadcast/Reduce tree ("H-D") up to 64 KiB, else chain
 // ("ring").
 bool ChooseHierarchical(CollOp op, const HostLayout& layout, size_t bytes, HierPlan* plan);
+// The ranks a hierarchical op of `rank` needs links to: its host, the same local index on the
+// other hosts, and its ring neighbours rank +- 1 (the communicator's op-consistency check).
+// Symmetric (r needs p exactly when p needs r), sorted, without `rank`.
+std::vector<uint32_t> HierPeers(const HostLayout& layout, uint32_t rank, uint32_t size);
 // HCCL's "level0-level1-level2" for a plan, e.g. "ring-H-D-null" ("HD" at level 0).
 std::string HierAlgType(const HierPlan& plan);
 

@@ -231,6 +231,20 @@ bool ChooseHierarchical(CollOp op, const HostLayout& layout, size_t bytes, HierP
   return true;
 }
 
+std::vector<uint32_t> HierPeers(const HostLayout& layout, uint32_t rank, uint32_t size) {
+  std::vector<uint32_t> peers(layout.hosts[layout.host]);
+  const std::vector<uint32_t> same = detail::SameLocalIndex(layout, layout.local);
+  peers.insert(peers.end(), same.begin(), same.end());
+  if (size > 1) {
+    peers.push_back((rank + 1) % size);
+    peers.push_back((rank + size - 1) % size);
+  }
+  std::sort(peers.begin(), peers.end());
+  peers.erase(std::unique(peers.begin(), peers.end()), peers.end());
+  peers.erase(std::remove(peers.begin(), peers.end(), rank), peers.end());
+  return peers;
+}
+
 std::string HierAlgType(const HierPlan& plan) {
   // HCCL spells halving-doubling "HD" inside a server and "H-D" between servers.
   const char* l0 = plan.level0 == Algo::kHalvingDoubling ? "HD" : AlgoName(plan.level0);

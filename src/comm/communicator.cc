@@ -353,6 +353,8 @@ HcclResult Communicator::EnsureLinks(const OpDesc& op, alg::Algo algo, const std
     for (uint32_t r : wanted) {
       if (r != rank()) peers.push_back(endpoints_[r]);
     }
+  } else if (algo == alg::Algo::kHierarchical) {
+    for (uint32_t r : alg::HierPeers(layout_, rank(), size())) peers.push_back(endpoints_[r]);
   } else {
     for (const auto& ep : endpoints_) {
       if (ep.rank != rank()) peers.push_back(ep);
