@@ -193,6 +193,7 @@ HcclResult Communicator::Create(const CommOptions& options, std::shared_ptr<Comm
   self.buffsize_mb = options.buffsize_mb;
   self.exec_timeout_s = options.exec_timeout_s;
   self.transport = env.transport;
+  self.op_check = env.inconsistent_check ? "on" : "off";
   rc = bootstrap::Rendezvous(options.root, self, &comm->ranks_, &error);
   if (rc != HCCL_SUCCESS) {
     failure->kind = InitFailure::Kind::kRendezvous;
@@ -237,6 +238,9 @@ void Communicator::Destroy() {
 void Communicator::Abort(HcclResult code) {
   int expected = 0;
   abort_.compare_exchange_strong(expected, static_cast<int>(code));
+  // HcclGetCommAsyncError reports it at once, even with no op in flight (as NCCL's
+  // ncclCommGetAsyncError after a remote failure): the comm cannot complete another op.
+  RecordError(code);
 }
 
 void Communicator::CloseLinks(const std::string& why) {

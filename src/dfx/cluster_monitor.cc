@@ -34,4 +34,9 @@ void ReportClusterException(const comm::OpRecord& op) {
   Heartbeat::Instance().ReportClusterException(op);
 }
 
+bool PeerExited(const comm::OpRecord& op, int32_t remote_rank) {
+  if (remote_rank < 0) return false;
+  return Heartbeat::Instance().PeerExited(op.identifier, static_cast<uint32_t>(remote_rank));
+}
+
 }  // namespace vigil::dfx

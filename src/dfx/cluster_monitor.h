@@ -19,4 +19,7 @@ void DetachHeartbeat(const comm::Communicator* comm);
 // the key heartbeat events this process holds (none when there are none).
 void ReportClusterException(const comm::OpRecord& op);
 
+// Whether a peer rank of a failed op's communicator has exited (heartbeat.h PeerExited).
+bool PeerExited(const comm::OpRecord& op, int32_t remote_rank);
+
 }  // namespace vigil::dfx

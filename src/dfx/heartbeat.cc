@@ -41,7 +41,8 @@ constexpr size_t kMaxPending = 4u << 20;         // bytes queued to one peer bef
 constexpr size_t kBeatBackpressure = 64u << 10;  // a peer not reading gets no more beats
 constexpr auto kDialRetry = 500ms;
 constexpr auto kConnectTimeout = 2s;
-constexpr auto kAnonTimeout = 5s;  // an accepted socket must say hello/query by then
+constexpr auto kAnonTimeout = 5s;
+constexpr auto kProbeTimeout = 300ms;  // PeerExited: a live or dead host answers well within it  // an accepted socket must say hello/query by then
 constexpr auto kByeFlush = 300ms;
 // After an abnormal event a process keeps its links (and its exit waits) this long, so the
 // broadcast completes even when the failed ops make every rank destroy its comm and exit at once.
@@ -332,6 +333,93 @@ class Heartbeat::Impl : public comm::OpObserver {
   }
 
   // ---- task exception ----
+  // Whether the process behind `uid` has exited: its maintenance listener refuses a connection
+  // (the kernel answers RST for a closed port on a live host). A link that broke because its
+  // peer died is that peer's LOST, not a network fault; an answer, or silence (a blackholed or
+  // downed network), leaves it a link fault. The answer is kept: a dead process stays dead.
+  bool PeerExited(const std::string& uid) {
+    std::string ep;
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      if (exited_.count(uid) != 0) return true;
+      auto it = endpoint_of_uid_.find(uid);
+      if (it == endpoint_of_uid_.end()) return false;
+      ep = it->second;
+    }
+    const size_t colon = ep.rfind(':');
+    if (colon == std::string::npos) return false;
+    sockaddr_in addr{};
+    addr.sin_family = AF_INET;
+    addr.sin_port = htons(static_cast<uint16_t>(std::atoi(ep.c_str() + colon + 1)));
+    if (inet_pton(AF_INET, ep.substr(0, colon).c_str(), &addr.sin_addr) != 1) return false;
+    int fd = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+    if (fd < 0) return false;
+    // A dying process may close its data sockets before its listener, so a connection that is
+    // accepted proves nothing yet: ask for its health view. A live process answers; a dying one's
+    // kernel resets the queued connection when the listener goes; a frozen one stays silent
+    // (unknown: not called exited).
+    // Exited: refused, reset, or closed without an answer. Not exited: an answer, silence, or an
+    // unreachable network (a cut link says nothing about the process behind it).
+    auto gone = [](int err) { return err == ECONNREFUSED || err == ECONNRESET || err == EPIPE; };
+    std::string how;
+    bool refused = false;
+    bool connected = connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) == 0;
+    if (!connected && errno != EINPROGRESS) {
+      refused = gone(errno);
+      how = fmt::format("connect: {}", std::strerror(errno));
+    } else if (!connected) {
+      pollfd pfd{fd, POLLOUT, 0};
+      if (poll(&pfd, 1, static_cast<int>(kProbeTimeout.count())) == 1) {
+        int so = 0;
+        socklen_t len = sizeof(so);
+        if (getsockopt(fd, SOL_SOCKET, SO_ERROR, &so, &len) == 0) {
+          refused = gone(so);
+          connected = so == 0;
+          if (so != 0) how = fmt::format("connect: {}", std::strerror(so));
+        }
+      } else {
+        how = "connect: no answer";
+      }
+    }
+    if (connected) {
+      const std::vector<uint8_t> q = EncodeQuery();
+      if (send(fd, q.data(), q.size(), MSG_NOSIGNAL) == static_cast<ssize_t>(q.size())) {
+        pollfd pfd{fd, POLLIN, 0};
+        if (poll(&pfd, 1, static_cast<int>(kProbeTimeout.count())) == 1) {
+          char b = 0;
+          const ssize_t r = recv(fd, &b, 1, MSG_DONTWAIT);
+          refused = r == 0 || (r < 0 && gone(errno));
+          how = r > 0 ? "answered" : r == 0 ? "closed" : fmt::format("recv: {}", std::strerror(errno));
+        } else {
+          how = "query: no answer";
+        }
+      } else {
+        refused = gone(errno);
+        how = fmt::format("send: {}", std::strerror(errno));
+      }
+    }
+    HCCL_RUN_INFO("[Heartbeat]liveness probe of [{}] at [{}]: {} ({})", uid, ep,
+                  refused ? "exited" : "not known to have exited", how);
+    close(fd);
+    if (refused) {
+      std::lock_guard<std::mutex> lock(mu_);
+      exited_.insert(uid);
+    }
+    return refused;
+  }
+
+  bool PeerExited(const std::string& identifier, uint32_t rank) {
+    std::string uid;
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      auto it = std::find_if(comms_.begin(), comms_.end(),
+                             [&](const auto& c) { return c->identifier == identifier; });
+      if (it == comms_.end() || rank >= (*it)->size) return false;
+      uid = (*it)->uids[rank];
+    }
+    return PeerExited(uid);
+  }
+
   void ReportClusterException(const comm::OpRecord& op) {
     if (!enabled_.load()) return;
     std::vector<HbEvent> key;
@@ -524,6 +612,15 @@ class Heartbeat::Impl : public comm::OpObserver {
       local_uid = e->uid();
       remote_uid = e->uids[err.remote.rank];
       identifier = e->identifier;
+    }
+    if (PeerExited(remote_uid)) {
+      HCCL_RUN_WARNING("[Heartbeat]data link of communicator [{}] rank[{}] to rank[{}] failed: {}; "
+                       "the peer's process has exited (its maintenance listener refuses "
+                       "connections): LOST, not a link fault",
+                       identifier, err.local.rank, err.remote.rank, err.reason);
+      std::lock_guard<std::mutex> lock(mu_);
+      RaiseLocked(remote_uid, local_uid, HbStatus::kLost, "", 0);
+      return;
     }
     const CqeEnd local{err.local.host_ip, std::to_string(err.local.device), err.local.host_ip};
     const CqeEnd remote{err.remote.host_ip, std::to_string(err.remote.device), err.remote.host_ip};
@@ -1042,6 +1139,7 @@ class Heartbeat::Impl : public comm::OpObserver {
   std::map<std::pair<std::string, uint32_t>, std::shared_ptr<CommEntry>> by_id_;
   std::map<std::string, std::set<std::string>> members_of_;  // identifier -> uids (kept)
   std::map<std::string, std::string> endpoint_of_uid_;
+  std::set<std::string> exited_;  // uids whose process is known gone (PeerExited)
   std::string last_local_uid_;
   std::map<std::string, Peer> peers_;
   std::vector<Anon> anon_;
@@ -1079,6 +1177,9 @@ void Heartbeat::ReportClusterException(const comm::OpRecord& op) {
 }
 std::string Heartbeat::ViewJson() {
   return impl_->ViewJson();
+}
+bool Heartbeat::PeerExited(const std::string& identifier, uint32_t rank) {
+  return enabled() && impl_->PeerExited(identifier, rank);
 }
 std::vector<HbEvent> Heartbeat::Events() {
   return impl_->Events();

@@ -15,7 +15,8 @@
 //   HCCL_EXEC_TIMEOUT each communicator compares this rank's counters with its peers'; a rank
 //   that has not entered an op a peer is inside, or is inside one a peer has already left, with
 //   no progress over two checks, reports itself (window 1/3..2/3 of the exec timeout). ERROR CQE:
-//   a data link's error from the transport's LinkErrorObserver.
+//   a data link's error from the transport's LinkErrorObserver, unless the peer's process has
+//   exited (its maintenance listener refuses a connection): then the peer is LOST.
 // - Events: recorded once per (crimer, status) — the loop guard —, logged to the run log as
 //   "[TaskExecStage][HeartbeatAbnormal]local rank [..]: crimer rank [..] status[..] by informer
 //   rank [..]", and forwarded to every live neighbour except the sender and the informer.
@@ -51,6 +52,10 @@ class Heartbeat {
   void Detach(const comm::Communicator* comm);
   // The Cluster Exception Location lines for a failed op (first three at ERROR, all to run).
   void ReportClusterException(const comm::OpRecord& op);
+
+  // Whether rank `rank` of communicator `identifier` has exited (its maintenance listener
+  // refuses connections); false when alive, unknown or the heartbeat is off. Blocks <= 300 ms.
+  bool PeerExited(const std::string& identifier, uint32_t rank);
 
   // This process's view for `vigil health` (JSON text).
   std::string ViewJson();

@@ -101,7 +101,14 @@ class TaskExceptionHandler : public comm::OpObserver {
     const std::string group = fmt::format(
         "group:[{}], user define information[{}], rankSize[{}], rankId[{}]", op.identifier,
         op.user_name, op.nranks, op.rank);
-    switch (f.kind) {
+    // A data link that broke because its peer's process exited is not a network fault: report
+    // it as HCCL does an op left waiting on a dead rank (notify wait, EI0002) — the heartbeat
+    // has named the rank LOST — and keep EI0013 for links whose two ends are alive.
+    comm::OpFailure::Kind kind = f.kind;
+    if (kind == comm::OpFailure::Kind::kLink && PeerExited(op, f.remote_rank)) {
+      kind = comm::OpFailure::Kind::kAbort;
+    }
+    switch (kind) {
       case comm::OpFailure::Kind::kTimeout:
       case comm::OpFailure::Kind::kAbort: {
         const std::string base = fmt::format(

@@ -6,6 +6,8 @@
 // Every rank makes a communicator, runs W AllReduces (links up, heartbeat settled), writes
 // DIR/ready-R, then the fault op:
 //   kill   the victim SIGKILLs itself instead of entering the AllReduce (F1)
+//   idlekill  the victim SIGKILLs itself; the others enter no op but poll HcclGetCommAsyncError
+//          until it reports the loss (bounded), then record it as their result
 //   stop   the victim SIGSTOPs itself (F2); the test SIGCONTs it at the end (DIR/victim-pid)
 //   sleep  the victim sleeps in host code until the others have their results (F3)
 //   cut    the victim shuts its data link to --peer down (Transport::InjectLinkCut), then enters
@@ -152,7 +154,7 @@ int main(int argc, char** argv) {
   if (!WaitForAll(out_dir, "ready", n, -1, 60)) return 15;
 
   const bool is_victim = static_cast<int64_t>(rank) == victim;
-  if (is_victim && fault == "kill") {
+  if (is_victim && (fault == "kill" || fault == "idlekill")) {
     std::this_thread::sleep_for(std::chrono::milliseconds(300));  // the others are inside the op
     WriteFile(out_dir + "/victim-time", std::to_string(NowUs()));
     raise(SIGKILL);
@@ -187,14 +189,27 @@ int main(int argc, char** argv) {
   aclError sync = ACL_SUCCESS;
   const uint64_t start_us = NowUs();
   int iterations = 0;
+  if (fault == "idlekill") {
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+    HcclResult async = HCCL_SUCCESS;
+    while (HcclGetCommAsyncError(comm, &async) == HCCL_SUCCESS && async == HCCL_SUCCESS &&
+           std::chrono::steady_clock::now() < deadline) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    }
+    fault = "none";
+    count = 0;  // no op: go straight to the result
+  }
   const auto loop_deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
-  do {
+  while (count > 0) {
     enq = HcclAllReduce(in.data(), outv.data(), count, HCCL_DATA_TYPE_FP32, HCCL_REDUCE_SUM, comm,
                         stream);
     sync = aclrtSynchronizeStream(stream);
     ++iterations;
-  } while (fault == "loop" && enq == HCCL_SUCCESS && sync == ACL_SUCCESS &&
-           std::chrono::steady_clock::now() < loop_deadline);
+    if (!(fault == "loop" && enq == HCCL_SUCCESS && sync == ACL_SUCCESS &&
+          std::chrono::steady_clock::now() < loop_deadline)) {
+      break;
+    }
+  }
   const uint64_t done_us = NowUs();
   HcclResult async = HCCL_SUCCESS;
   HcclGetCommAsyncError(comm, &async);

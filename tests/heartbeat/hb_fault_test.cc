@@ -278,15 +278,17 @@ void RunKill(int n, int victim) {
   job.env = Env({"HCCL_EXEC_TIMEOUT=120"});  // errors must come from the heartbeat, not this
   Outcome o = RunJob("kill" + std::to_string(n), job);
   DropIfPassed drop{o.dir};
-  ExpectAttributed(o, n, victim, {"LOST", "ERROR CQE"}, false);
-  // Every survivor's run log names the killed rank; on a loaded host the data links' ERROR CQE
-  // can outrun LOST to a rank that then exits, so either status counts.
+  ExpectAttributed(o, n, victim, {"LOST"}, false);
+  // Every survivor's run log names the killed rank LOST — also the ranks whose data link to it
+  // broke first: its process is gone, so that is no link fault (no ERROR CQE, no EI0013).
   const std::string uid = o.ranks.at(victim).uid;
   for (const auto& [r, ri] : o.ranks) {
     if (r != victim) {
-      EXPECT_TRUE(NamesCrimer(ri, uid, {"LOST", "ERROR CQE"})) << "rank " << r;
+      EXPECT_TRUE(NamesCrimer(ri, uid, {"LOST"})) << "rank " << r << "\n" << Describe(o);
+      EXPECT_FALSE(NamesCrimer(ri, uid, {"ERROR CQE"})) << "rank " << r << "\n" << Describe(o);
     }
   }
+  EXPECT_EQ(o.launcher_stderr.find("(EI0013)"), std::string::npos) << o.launcher_stderr;
   // Measurement, not an assertion: kill to each survivor's error.
   const uint64_t killed = std::strtoull(ReadFile(o.dir / "victim-time").c_str(), nullptr, 10);
   for (const auto& [r, ri] : o.ranks) {
@@ -302,6 +304,26 @@ TEST(HeartbeatFault, F1KillFourRanks) {
 }
 TEST(HeartbeatFault, F1KillEightRanks) {
   RunKill(8, 5);
+}
+
+// A rank dies while the others are between ops: HcclGetCommAsyncError reports the loss without
+// any op having to fail first (HCCL_E_NETWORK: a LOST member), and every survivor names it.
+TEST(HeartbeatFault, F1KillBetweenOpsSetsAsyncError) {
+  Job job;
+  job.n = 3;
+  job.fault = "idlekill";
+  job.victim = 1;
+  job.env = Env({"HCCL_EXEC_TIMEOUT=120"});
+  Outcome o = RunJob("idlekill3", job);
+  DropIfPassed drop{o.dir};
+  ASSERT_FALSE(o.timed_out) << Describe(o);
+  const std::string uid = o.ranks.at(1).uid;
+  for (int r : {0, 2}) {
+    const RankInfo& ri = o.ranks.at(r);
+    ASSERT_TRUE(ri.has_result) << Describe(o);
+    EXPECT_EQ(ri.async, 19 /* HCCL_E_NETWORK */) << "rank " << r << "\n" << Describe(o);
+    EXPECT_TRUE(NamesCrimer(ri, uid, {"LOST"})) << "rank " << r << "\n" << Describe(o);
+  }
 }
 
 // ---- F2: SIGSTOP -------------------------------------------------------------------------
