@@ -60,6 +60,8 @@ const Param kParams[] = {
     {"execTimeout", [](const RankInfo& r) { return std::to_string(r.exec_timeout_s); }},
     {"transport",
      [](const RankInfo& r) { return r.transport.empty() ? std::string("auto") : r.transport; }},
+    {"inconsistent_check",
+     [](const RankInfo& r) { return r.op_check.empty() ? std::string("on") : r.op_check; }},
 };
 
 class Server {

@@ -58,6 +58,7 @@ inline void PutRankInfo(wire::Writer* w, const RankInfo& r) {
   w->U32(r.buffsize_mb);
   w->U32(r.exec_timeout_s);
   w->Str(r.transport);
+  w->Str(r.op_check);
   w->U16(r.maint_port);
 }
 
@@ -73,6 +74,7 @@ inline RankInfo GetRankInfo(wire::Reader* r) {
   i.buffsize_mb = r->U32();
   i.exec_timeout_s = r->U32();
   i.transport = r->Str(64);
+  i.op_check = r->Str(16);
   i.maint_port = r->U16();
   return i;
 }

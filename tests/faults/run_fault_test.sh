@@ -253,6 +253,14 @@ F15_buffsize_mismatch)
   screen_has "parameter buffsize, local end"
   has 0 debug "comm-wide parameter buffsize is inconsistent"
   ;;
+F15_dfs_config_mismatch)
+  # One rank turns the op-consistency check off: it would read the others' fingerprints as data.
+  run 2 45 --mode init --odd 1 --odd-env HCCL_DFS_CONFIG=inconsistent_check:off
+  for r in 0 1; do expect $r init 1; done
+  screen_has "Invalid_Argument(EI0005): The arguments for collective communication are inconsistent between ranks, ccl_op CommInit, group "
+  screen_has "parameter inconsistent_check, local end"
+  has 0 debug "comm-wide parameter inconsistent_check is inconsistent"
+  ;;
 F16_bad_args)
   run 3 60 --mode bad_args
   for r in 0 1 2; do
