@@ -118,134 +118,96 @@ std::vector<uint64_t> PrefixDispls(const std::vector<uint64_t>& counts) {
   return displs;
 }
 
+// The six collectives with one buffer pair and one count differ only in which checks apply:
+// one table row each, one check sequence (so every API reports the same way, in the same order).
+enum class Need { kAlways, kAtRoot, kNever };
+
+struct SimpleOp {
+  const char* api;
+  OpType type;
+  const char* count_name;
+  bool reduce;          // takes a reduce op
+  bool rooted;          // takes a root rank
+  bool count_per_rank;  // the other buffer holds count x rankSize elements
+  const char* send_name;
+  Need send_need;
+  const char* recv_name;  // nullptr: one buffer (in place by definition)
+  Need recv_need;
+};
+
+HcclResult RunSimpleOp(const SimpleOp& spec, void* send, void* recv, uint64_t count,
+                       HcclDataType type, HcclReduceOp op, uint32_t root, HcclComm comm,
+                       aclrtStream stream) {
+  OpChecker ck(spec.api);
+  Checked c;
+  VIGIL_CHECK(ck.Common(comm, stream, &c));
+  VIGIL_CHECK(ck.Type(type));
+  if (spec.reduce) VIGIL_CHECK(ck.Reduce(op, type));
+  if (spec.rooted) VIGIL_CHECK(ck.Root(root, c.comm->size()));
+  VIGIL_CHECK(ck.Count(count, type, spec.count_per_rank ? c.comm->size() : 1, spec.count_name));
+  if (count == 0) return HCCL_SUCCESS;
+  const bool at_root = c.comm->rank() == root;
+  auto needed = [&](Need n) { return n == Need::kAlways || (n == Need::kAtRoot && at_root); };
+  VIGIL_CHECK(ck.Ptr(send, spec.send_name, needed(spec.send_need)));
+  if (spec.recv_name != nullptr) VIGIL_CHECK(ck.Ptr(recv, spec.recv_name, needed(spec.recv_need)));
+  OpDesc d;
+  d.type = spec.type;
+  d.send = send;
+  d.recv = recv;
+  d.count = count;
+  d.dtype = type;
+  if (spec.reduce) d.reduce = op;
+  if (spec.rooted) d.root = root;
+  return ck.Enqueue(c, std::move(d), comm);
+}
+
 }  // namespace
 
 extern "C" {
 
 HcclResult HcclAllReduce(void* sendBuf, void* recvBuf, uint64_t count, HcclDataType dataType,
                          HcclReduceOp op, HcclComm comm, aclrtStream stream) {
-  OpChecker ck("HcclAllReduce");
-  Checked c;
-  VIGIL_CHECK(ck.Common(comm, stream, &c));
-  VIGIL_CHECK(ck.Type(dataType));
-  VIGIL_CHECK(ck.Reduce(op, dataType));
-  VIGIL_CHECK(ck.Count(count, dataType, 1, "count"));
-  if (count == 0) return HCCL_SUCCESS;
-  VIGIL_CHECK(ck.Ptr(sendBuf, "sendBuf", true));
-  VIGIL_CHECK(ck.Ptr(recvBuf, "recvBuf", true));
-  OpDesc d;
-  d.type = OpType::kAllReduce;
-  d.send = sendBuf;
-  d.recv = recvBuf;
-  d.count = count;
-  d.dtype = dataType;
-  d.reduce = op;
-  return ck.Enqueue(c, std::move(d), comm);
+  static constexpr SimpleOp kSpec{"HcclAllReduce", OpType::kAllReduce, "count", true, false, false,
+                                  "sendBuf", Need::kAlways, "recvBuf", Need::kAlways};
+  return RunSimpleOp(kSpec, sendBuf, recvBuf, count, dataType, op, 0, comm, stream);
 }
 
 HcclResult HcclBroadcast(void* buf, uint64_t count, HcclDataType dataType, uint32_t root,
                          HcclComm comm, aclrtStream stream) {
-  OpChecker ck("HcclBroadcast");
-  Checked c;
-  VIGIL_CHECK(ck.Common(comm, stream, &c));
-  VIGIL_CHECK(ck.Type(dataType));
-  VIGIL_CHECK(ck.Root(root, c.comm->size()));
-  VIGIL_CHECK(ck.Count(count, dataType, 1, "count"));
-  if (count == 0) return HCCL_SUCCESS;
-  VIGIL_CHECK(ck.Ptr(buf, "buf", true));
-  OpDesc d;
-  d.type = OpType::kBroadcast;
-  d.send = buf;
-  d.recv = buf;
-  d.count = count;
-  d.dtype = dataType;
-  d.root = root;
-  return ck.Enqueue(c, std::move(d), comm);
+  static constexpr SimpleOp kSpec{"HcclBroadcast", OpType::kBroadcast, "count", false, true, false,
+                                  "buf", Need::kAlways, nullptr, Need::kNever};
+  return RunSimpleOp(kSpec, buf, buf, count, dataType, HCCL_REDUCE_SUM, root, comm, stream);
 }
 
 HcclResult HcclAllGather(void* sendBuf, void* recvBuf, uint64_t sendCount, HcclDataType dataType,
                          HcclComm comm, aclrtStream stream) {
-  OpChecker ck("HcclAllGather");
-  Checked c;
-  VIGIL_CHECK(ck.Common(comm, stream, &c));
-  VIGIL_CHECK(ck.Type(dataType));
-  VIGIL_CHECK(ck.Count(sendCount, dataType, c.comm->size(), "sendCount"));
-  if (sendCount == 0) return HCCL_SUCCESS;
-  VIGIL_CHECK(ck.Ptr(sendBuf, "sendBuf", true));
-  VIGIL_CHECK(ck.Ptr(recvBuf, "recvBuf", true));
-  OpDesc d;
-  d.type = OpType::kAllGather;
-  d.send = sendBuf;
-  d.recv = recvBuf;
-  d.count = sendCount;
-  d.dtype = dataType;
-  return ck.Enqueue(c, std::move(d), comm);
+  static constexpr SimpleOp kSpec{"HcclAllGather", OpType::kAllGather, "sendCount", false, false,
+                                  true, "sendBuf", Need::kAlways, "recvBuf", Need::kAlways};
+  return RunSimpleOp(kSpec, sendBuf, recvBuf, sendCount, dataType, HCCL_REDUCE_SUM, 0, comm,
+                     stream);
 }
 
 HcclResult HcclReduceScatter(void* sendBuf, void* recvBuf, uint64_t recvCount,
                              HcclDataType dataType, HcclReduceOp op, HcclComm comm,
                              aclrtStream stream) {
-  OpChecker ck("HcclReduceScatter");
-  Checked c;
-  VIGIL_CHECK(ck.Common(comm, stream, &c));
-  VIGIL_CHECK(ck.Type(dataType));
-  VIGIL_CHECK(ck.Reduce(op, dataType));
-  VIGIL_CHECK(ck.Count(recvCount, dataType, c.comm->size(), "recvCount"));
-  if (recvCount == 0) return HCCL_SUCCESS;
-  VIGIL_CHECK(ck.Ptr(sendBuf, "sendBuf", true));
-  VIGIL_CHECK(ck.Ptr(recvBuf, "recvBuf", true));
-  OpDesc d;
-  d.type = OpType::kReduceScatter;
-  d.send = sendBuf;
-  d.recv = recvBuf;
-  d.count = recvCount;
-  d.dtype = dataType;
-  d.reduce = op;
-  return ck.Enqueue(c, std::move(d), comm);
+  static constexpr SimpleOp kSpec{"HcclReduceScatter", OpType::kReduceScatter, "recvCount", true,
+                                  false, true, "sendBuf", Need::kAlways, "recvBuf", Need::kAlways};
+  return RunSimpleOp(kSpec, sendBuf, recvBuf, recvCount, dataType, op, 0, comm, stream);
 }
 
 HcclResult HcclReduce(void* sendBuf, void* recvBuf, uint64_t count, HcclDataType dataType,
                       HcclReduceOp op, uint32_t root, HcclComm comm, aclrtStream stream) {
-  OpChecker ck("HcclReduce");
-  Checked c;
-  VIGIL_CHECK(ck.Common(comm, stream, &c));
-  VIGIL_CHECK(ck.Type(dataType));
-  VIGIL_CHECK(ck.Reduce(op, dataType));
-  VIGIL_CHECK(ck.Root(root, c.comm->size()));
-  VIGIL_CHECK(ck.Count(count, dataType, 1, "count"));
-  if (count == 0) return HCCL_SUCCESS;
-  VIGIL_CHECK(ck.Ptr(sendBuf, "sendBuf", true));
-  VIGIL_CHECK(ck.Ptr(recvBuf, "recvBuf", c.comm->rank() == root));
-  OpDesc d;
-  d.type = OpType::kReduce;
-  d.send = sendBuf;
-  d.recv = recvBuf;
-  d.count = count;
-  d.dtype = dataType;
-  d.reduce = op;
-  d.root = root;
-  return ck.Enqueue(c, std::move(d), comm);
+  static constexpr SimpleOp kSpec{"HcclReduce", OpType::kReduce, "count", true, true, false,
+                                  "sendBuf", Need::kAlways, "recvBuf", Need::kAtRoot};
+  return RunSimpleOp(kSpec, sendBuf, recvBuf, count, dataType, op, root, comm, stream);
 }
 
 HcclResult HcclScatter(void* sendBuf, void* recvBuf, uint64_t recvCount, HcclDataType dataType,
                        uint32_t root, HcclComm comm, aclrtStream stream) {
-  OpChecker ck("HcclScatter");
-  Checked c;
-  VIGIL_CHECK(ck.Common(comm, stream, &c));
-  VIGIL_CHECK(ck.Type(dataType));
-  VIGIL_CHECK(ck.Root(root, c.comm->size()));
-  VIGIL_CHECK(ck.Count(recvCount, dataType, c.comm->size(), "recvCount"));
-  if (recvCount == 0) return HCCL_SUCCESS;
-  VIGIL_CHECK(ck.Ptr(sendBuf, "sendBuf", c.comm->rank() == root));
-  VIGIL_CHECK(ck.Ptr(recvBuf, "recvBuf", true));
-  OpDesc d;
-  d.type = OpType::kScatter;
-  d.send = sendBuf;
-  d.recv = recvBuf;
-  d.count = recvCount;
-  d.dtype = dataType;
-  d.root = root;
-  return ck.Enqueue(c, std::move(d), comm);
+  static constexpr SimpleOp kSpec{"HcclScatter", OpType::kScatter, "recvCount", false, true, true,
+                                  "sendBuf", Need::kAtRoot, "recvBuf", Need::kAlways};
+  return RunSimpleOp(kSpec, sendBuf, recvBuf, recvCount, dataType, HCCL_REDUCE_SUM, root, comm,
+                     stream);
 }
 
 HcclResult HcclAllGatherV(void* sendBuf, uint64_t sendCount, void* recvBuf,
