@@ -59,21 +59,21 @@ std::string HierAlgType(const HierPlan& plan);
 
 // The ops. Arguments and in-place rules as the flat forms in collective.h; `g` is the whole
 // communicator, `layout` must satisfy Hierarchical().
-HcclResult HierAllReduce(const HierPlan& plan, const HostLayout& layout, Group& g,
-                         const void* send, void* recv, uint64_t count, HcclDataType type,
-                         HcclReduceOp op, Scratch scratch, AlgResult* result);
+HcclResult HierAllReduce(const HierPlan& plan, const HostLayout& layout, Group& g, const void* send,
+                         void* recv, uint64_t count, HcclDataType type, HcclReduceOp op,
+                         Scratch scratch, AlgResult* result);
 HcclResult HierReduceScatter(const HierPlan& plan, const HostLayout& layout, Group& g,
                              const void* send, void* recv, uint64_t recv_count, HcclDataType type,
                              HcclReduceOp op, Scratch scratch, AlgResult* result);
-HcclResult HierAllGather(const HierPlan& plan, const HostLayout& layout, Group& g,
-                         const void* send, void* recv, uint64_t send_count, HcclDataType type,
-                         Scratch scratch, AlgResult* result);
+HcclResult HierAllGather(const HierPlan& plan, const HostLayout& layout, Group& g, const void* send,
+                         void* recv, uint64_t send_count, HcclDataType type, Scratch scratch,
+                         AlgResult* result);
 HcclResult HierBroadcast(const HierPlan& plan, const HostLayout& layout, Group& g, void* buf,
                          uint64_t count, HcclDataType type, uint32_t root, Scratch scratch,
                          AlgResult* result);
 HcclResult HierReduce(const HierPlan& plan, const HostLayout& layout, Group& g, const void* send,
-                      void* recv, uint64_t count, HcclDataType type, HcclReduceOp op,
-                      uint32_t root, Scratch scratch, AlgResult* result);
+                      void* recv, uint64_t count, HcclDataType type, HcclReduceOp op, uint32_t root,
+                      Scratch scratch, AlgResult* result);
 
 namespace detail {
 // The sub-group of g made of `members` (global ranks), this rank being members[index].

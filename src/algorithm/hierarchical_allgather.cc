@@ -8,9 +8,9 @@
 
 namespace vigil::alg {
 
-HcclResult HierAllGather(const HierPlan& plan, const HostLayout& layout, Group& g,
-                         const void* send, void* recv, uint64_t send_count, HcclDataType type,
-                         Scratch scratch, AlgResult* result) {
+HcclResult HierAllGather(const HierPlan& plan, const HostLayout& layout, Group& g, const void* send,
+                         void* recv, uint64_t send_count, HcclDataType type, Scratch scratch,
+                         AlgResult* result) {
   (void)plan;  // both levels are rings (the V forms place blocks anywhere)
   if (send_count == 0) return HCCL_SUCCESS;
   const size_t es = DataTypeSize(type);

@@ -11,9 +11,9 @@ namespace vigil::alg {
 
 using detail::Blocks;
 
-HcclResult HierAllReduce(const HierPlan& plan, const HostLayout& layout, Group& g,
-                         const void* send, void* recv, uint64_t count, HcclDataType type,
-                         HcclReduceOp op, Scratch scratch, AlgResult* result) {
+HcclResult HierAllReduce(const HierPlan& plan, const HostLayout& layout, Group& g, const void* send,
+                         void* recv, uint64_t count, HcclDataType type, HcclReduceOp op,
+                         Scratch scratch, AlgResult* result) {
   if (count == 0) return HCCL_SUCCESS;
   const size_t es = DataTypeSize(type);
   const uint32_t local = layout.per_host();

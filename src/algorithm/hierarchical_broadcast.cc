@@ -54,8 +54,8 @@ HcclResult HierBroadcast(const HierPlan& plan, const HostLayout& layout, Group& 
 }
 
 HcclResult HierReduce(const HierPlan& plan, const HostLayout& layout, Group& g, const void* send,
-                      void* recv, uint64_t count, HcclDataType type, HcclReduceOp op,
-                      uint32_t root, Scratch scratch, AlgResult* result) {
+                      void* recv, uint64_t count, HcclDataType type, HcclReduceOp op, uint32_t root,
+                      Scratch scratch, AlgResult* result) {
   (void)plan;
   uint32_t hr = 0, ir = 0;
   if (!Locate(layout, root, &hr, &ir)) return BadRoot(result);

@@ -1,12 +1,12 @@
 // Hierarchical layout and choice: which ranks share a host, whether an op runs in levels, which
 // algorithm each level runs (HCCL_ALGO's "levelN:" entries), and the AlgType string.
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <cctype>
 #include <map>
 #include <mutex>
 #include <set>
-
-#include <fmt/format.h>
 
 #include "algorithm/alg_context.h"
 #include "algorithm/hierarchical.h"
@@ -81,7 +81,8 @@ std::vector<std::string> Split(const std::string& s, char sep) {
   size_t start = 0;
   for (;;) {
     const size_t pos = s.find(sep, start);
-    out.push_back(Trim(s.substr(start, pos == std::string::npos ? std::string::npos : pos - start)));
+    out.push_back(
+        Trim(s.substr(start, pos == std::string::npos ? std::string::npos : pos - start)));
     if (pos == std::string::npos) return out;
     start = pos + 1;
   }
@@ -90,9 +91,9 @@ std::vector<std::string> Split(const std::string& s, char sep) {
 // One op's HCCL_ALGO: "level0:ring;level1:H-D_R" (levels) or a bare "ring" (flat).
 struct Spec {
   bool present = false;
-  bool levels = false;       // at least one "levelN:" entry
-  std::string name[3];       // per level, lower-case; "" or "na" = automatic
-  std::string bare;          // an entry without a level
+  bool levels = false;  // at least one "levelN:" entry
+  std::string name[3];  // per level, lower-case; "" or "na" = automatic
+  std::string bare;     // an entry without a level
 };
 
 Spec ParseSpec(const std::string& text) {
@@ -117,12 +118,18 @@ Spec ParseSpec(const std::string& text) {
 
 const char* OpKey(CollOp op) {
   switch (op) {
-    case CollOp::kAllReduce: return "allreduce";
-    case CollOp::kReduceScatter: return "reducescatter";
-    case CollOp::kAllGather: return "allgather";
-    case CollOp::kBroadcast: return "broadcast";
-    case CollOp::kReduce: return "reduce";
-    default: return "";
+    case CollOp::kAllReduce:
+      return "allreduce";
+    case CollOp::kReduceScatter:
+      return "reducescatter";
+    case CollOp::kAllGather:
+      return "allgather";
+    case CollOp::kBroadcast:
+      return "broadcast";
+    case CollOp::kReduce:
+      return "reduce";
+    default:
+      return "";
   }
 }
 
@@ -148,8 +155,8 @@ void WarnOnce(const std::string& key, const std::string& what) {
   static std::set<std::string> warned;
   std::lock_guard<std::mutex> lock(mu);
   if (!warned.insert(key).second) return;
-  HCCL_RUN_WARNING("[Algorithm] HCCL_ALGO [{}]: {}; that level is chosen automatically",
-                   Env().algo, what);
+  HCCL_RUN_WARNING("[Algorithm] HCCL_ALGO [{}]: {}; that level is chosen automatically", Env().algo,
+                   what);
 }
 
 // The level's algorithm from HCCL_ALGO when it is one of `allowed`, else kAuto.
@@ -169,7 +176,9 @@ Algo LevelAlgo(const Spec& spec, int level, CollOp op, std::initializer_list<Alg
   return a;
 }
 
-bool IsPow2(uint32_t n) { return n != 0 && (n & (n - 1)) == 0; }
+bool IsPow2(uint32_t n) {
+  return n != 0 && (n & (n - 1)) == 0;
+}
 
 constexpr size_t kSmallBlockBytes = 64u << 10;
 constexpr uint32_t kMeshMaxHosts = 8;
@@ -198,8 +207,8 @@ bool ChooseHierarchical(CollOp op, const HostLayout& layout, size_t bytes, HierP
       LevelAlgo(spec, 0, op, {Algo::kRing});
       p.level1 = LevelAlgo(spec, 1, op, {Algo::kRing, Algo::kMesh, Algo::kHalvingDoubling});
       if (p.level1 == Algo::kAuto) {
-        p.level1 = IsPow2(hosts) || block <= kSmallBlockBytes ? Algo::kHalvingDoubling
-                                                              : Algo::kRing;
+        p.level1 =
+            IsPow2(hosts) || block <= kSmallBlockBytes ? Algo::kHalvingDoubling : Algo::kRing;
       }
       break;
     }

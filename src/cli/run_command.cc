@@ -19,6 +19,7 @@
 // mode) to end on their own, then SIGTERM and, 2 s later, SIGKILL: a failed job never hangs.
 #include "cli/run_command.h"
 
+#include <fmt/format.h>
 #include <signal.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -33,8 +34,6 @@
 #include <thread>
 #include <vector>
 
-#include <fmt/format.h>
-
 #include "common/time_util.h"
 #include "hccl/hccl.h"
 
@@ -44,10 +43,10 @@ namespace {
 
 struct RunOptions {
   uint32_t nranks = 0;
-  std::string hosts;     // "H1:N1,H2:N2"; empty = every rank on this host
-  std::string launcher;  // per-host command prefix template
-  std::string root_ip;   // the launcher's rendezvous address
-  int kill_grace_s = -1; // after a rank fails; -1 = never (local), 10 (--hosts)
+  std::string hosts;      // "H1:N1,H2:N2"; empty = every rank on this host
+  std::string launcher;   // per-host command prefix template
+  std::string root_ip;    // the launcher's rendezvous address
+  int kill_grace_s = -1;  // after a rank fails; -1 = never (local), 10 (--hosts)
   std::string log_dir;
   std::string transport;
   uint32_t timeout_s = 0;
@@ -96,11 +95,10 @@ int ExitCodeOf(int status) {
   return 1;
 }
 
-
 // One rank to start: where, and the argv of the local child process.
 struct RankSpec {
-  std::string host;     // "" = this host, no launcher
-  uint32_t local = 0;   // index among the ranks of its host
+  std::string host;    // "" = this host, no launcher
+  uint32_t local = 0;  // index among the ranks of its host
   std::vector<std::string> argv;
 };
 
@@ -235,8 +233,7 @@ int Run(const RunOptions& o) {
     return 2;
   }
   if (nranks == 0 || nranks > kMaxRanks) {
-    fmt::print(stderr, "vigil run: the rank count (-n or --hosts) must be in [1, {}]\n",
-               kMaxRanks);
+    fmt::print(stderr, "vigil run: the rank count (-n or --hosts) must be in [1, {}]\n", kMaxRanks);
     return 2;
   }
   std::string log_dir = o.log_dir;
@@ -412,8 +409,9 @@ int Run(const RunOptions& o) {
     }
     if (first_failure >= 0 && kill_grace_s >= 0 && !timed_out) {
       if (kill_stage == 0 && now - failed_at >= std::chrono::seconds(kill_grace_s)) {
-        fmt::print(stderr, "vigil run: rank {} failed {}s ago; stopping the {} ranks still "
-                           "running\n",
+        fmt::print(stderr,
+                   "vigil run: rank {} failed {}s ago; stopping the {} ranks still "
+                   "running\n",
                    first_failure, kill_grace_s, remaining);
         signal_rest(SIGTERM);
         kill_stage = 1;
@@ -462,7 +460,8 @@ void RegisterRunCommand(CLI::App& app, int* exit_code) {
                   "Folder for every rank's logs (default vigil-logs/run-<time>)");
   run->add_option("--transport", opts->transport, "Force a transport: shm or tcp")
       ->check(CLI::IsMember({"shm", "tcp"}));
-  run->add_option("--timeout", opts->timeout_s, "Kill the ranks after this many seconds (0 = never)");
+  run->add_option("--timeout", opts->timeout_s,
+                  "Kill the ranks after this many seconds (0 = never)");
   // One value per --env, so "--env A=b -- PROGRAM" leaves PROGRAM to the command.
   run->add_option("--env", opts->env, "NAME=VALUE set for every rank (repeatable)")
       ->allow_extra_args(false);

@@ -165,8 +165,7 @@ HcclResult Communicator::Create(const CommOptions& options, std::shared_ptr<Comm
   transport::TransportOptions topts;
   topts.comm_id = options.root.identifier;
   topts.self.rank = options.rank;
-  topts.self.host_ip =
-      options.host_ip.empty() ? net::PickHostIp(&ifname) : options.host_ip;
+  topts.self.host_ip = options.host_ip.empty() ? net::PickHostIp(&ifname) : options.host_ip;
   topts.self.host_id = HostId();
   topts.self.pid = static_cast<uint32_t>(getpid());
   topts.self.device = options.device;
@@ -269,8 +268,14 @@ alg::Algo Communicator::PickAlgorithm(const OpDesc& op, alg::HierPlan* plan) con
     size_t whole = bytes;
     switch (op.type) {
       case OpType::kAllReduce: coll = alg::CollOp::kAllReduce; break;
-      case OpType::kAllGather: coll = alg::CollOp::kAllGather; whole = bytes * size(); break;
-      case OpType::kReduceScatter: coll = alg::CollOp::kReduceScatter; whole = bytes * size(); break;
+      case OpType::kAllGather:
+        coll = alg::CollOp::kAllGather;
+        whole = bytes * size();
+        break;
+      case OpType::kReduceScatter:
+        coll = alg::CollOp::kReduceScatter;
+        whole = bytes * size();
+        break;
       case OpType::kBroadcast: coll = alg::CollOp::kBroadcast; break;
       case OpType::kReduce: coll = alg::CollOp::kReduce; break;
       default: break;
@@ -331,8 +336,9 @@ HcclResult Communicator::Enqueue(OpDesc op, rt::Stream* stream, const void* hand
   NotifyEnqueue(record);
   if (Env().entry_log) {
     // Beside the Entry line: the algorithm the op runs (HCCL logs its executor choice too).
-    HCCL_RUN_INFO("[SelectAlg]tag[{}], index[{}], count[{}], algName[{}], AlgType(level 0-1-2):[{}]",
-                  record.tag, record.index, record.count, alg::AlgoName(algo), record.alg_type);
+    HCCL_RUN_INFO(
+        "[SelectAlg]tag[{}], index[{}], count[{}], algName[{}], AlgType(level 0-1-2):[{}]",
+        record.tag, record.index, record.count, alg::AlgoName(algo), record.alg_type);
   }
   auto self = shared_from_this();
   stream->Enqueue(rt::TaskType::kHccl, [self, op = std::move(op), record](std::string* detail) {

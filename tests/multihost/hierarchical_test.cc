@@ -3,6 +3,8 @@
 // host, three and four hosts; odd counts, tiny scratch (many pieces), in place and out of place,
 // several dtypes and reduce ops. Plus the layout, the choice (HCCL_ALGO levels) and the peers.
 // Needs no root: the netns scenarios (netns_hosts.sh) cover the real transports.
+#include "algorithm/hierarchical.h"
+
 #include <gtest/gtest.h>
 #include <stdlib.h>
 
@@ -10,7 +12,6 @@
 #include <set>
 #include <string>
 
-#include "algorithm/hierarchical.h"
 #include "coll_test_util.h"
 #include "common/dtype.h"
 #include "common/env_config.h"
@@ -49,10 +50,10 @@ struct Case {
   size_t scratch = 1000;
   uint32_t root = 0;
   std::string Str(const Layout& l) const {
-    return std::string(l.name) + " " + HierAlgType(plan) + " count=" + std::to_string(count) +
-           " " + std::string(DataTypeName(type)) + " " + std::string(ReduceOpName(red)) +
-           (inplace ? " inplace" : "") +
-           " scratch=" + std::to_string(scratch) + " root=" + std::to_string(root);
+    return std::string(l.name) + " " + HierAlgType(plan) + " count=" + std::to_string(count) + " " +
+           std::string(DataTypeName(type)) + " " + std::string(ReduceOpName(red)) +
+           (inplace ? " inplace" : "") + " scratch=" + std::to_string(scratch) +
+           " root=" + std::to_string(root);
   }
 };
 
@@ -77,8 +78,8 @@ void RunCase(const Layout& l, const Case& c) {
       case CollOp::kAllReduce: {
         Bytes recv(c.count * es, 0x5a);
         char* dst = c.inplace ? send.data() : recv.data();
-        rc[r] = HierAllReduce(c.plan, layout, g, send.data(), dst, c.count, c.type, c.red, s,
-                              &res[r]);
+        rc[r] =
+            HierAllReduce(c.plan, layout, g, send.data(), dst, c.count, c.type, c.red, s, &res[r]);
         out[r].assign(dst, dst + c.count * es);
         break;
       }
@@ -121,25 +122,29 @@ void RunCase(const Layout& l, const Case& c) {
   for (uint32_t r = 0; r < p; ++r) {
     ASSERT_EQ(rc[r], HCCL_SUCCESS) << c.Str(l) << " rank " << r << ": " << res[r].progress.reason;
   }
-  const Bytes reduced = c.op == CollOp::kAllGather || c.op == CollOp::kBroadcast
-                            ? Bytes()
-                            : Fold(in, c.type, c.red);
+  const Bytes reduced =
+      c.op == CollOp::kAllGather || c.op == CollOp::kBroadcast ? Bytes() : Fold(in, c.type, c.red);
   for (uint32_t r = 0; r < p; ++r) {
     Bytes want;
     switch (c.op) {
-      case CollOp::kAllReduce: want = reduced; break;
+      case CollOp::kAllReduce:
+        want = reduced;
+        break;
       case CollOp::kReduceScatter:
         want.assign(reduced.begin() + r * c.count * es, reduced.begin() + (r + 1) * c.count * es);
         break;
       case CollOp::kAllGather:
         for (uint32_t j = 0; j < p; ++j) want.insert(want.end(), in[j].begin(), in[j].end());
         break;
-      case CollOp::kBroadcast: want = in[c.root]; break;
+      case CollOp::kBroadcast:
+        want = in[c.root];
+        break;
       case CollOp::kReduce:
         if (r != c.root) continue;
         want = reduced;
         break;
-      default: break;
+      default:
+        break;
     }
     ASSERT_EQ(FirstDiff(out[r], want, es), -1) << c.Str(l) << " rank " << r;
   }
@@ -154,7 +159,9 @@ constexpr TypeOp kTypeOps[] = {{HCCL_DATA_TYPE_FP32, HCCL_REDUCE_SUM},
                                {HCCL_DATA_TYPE_BFP16, HCCL_REDUCE_MAX},
                                {HCCL_DATA_TYPE_UINT64, HCCL_REDUCE_MIN}};
 
-std::vector<uint64_t> Counts(uint32_t p) { return {0, 1, p - 1u, 5u * p + 3, 3001}; }
+std::vector<uint64_t> Counts(uint32_t p) {
+  return {0, 1, p - 1u, 5u * p + 3, 3001};
+}
 
 class Hierarchical : public ::testing::TestWithParam<Layout> {};
 
@@ -260,7 +267,8 @@ TEST(HostLayout, PeersAreSymmetric) {
         edges.insert({r, q});
       }
     }
-    for (const auto& [a, b] : edges) EXPECT_TRUE(edges.count({b, a})) << l.name << " " << a << "-" << b;
+    for (const auto& [a, b] : edges)
+      EXPECT_TRUE(edges.count({b, a})) << l.name << " " << a << "-" << b;
     // Ring neighbours are always there (the op-consistency check uses them).
     for (uint32_t r = 0; r < p && p > 1; ++r) EXPECT_TRUE(edges.count({r, (r + 1) % p})) << l.name;
   }
@@ -299,8 +307,8 @@ TEST_F(HierChoice, Automatic) {
   ASSERT_TRUE(ChooseHierarchical(CollOp::kBroadcast, two_by_two_, 1u << 20, &plan));
   EXPECT_EQ(HierAlgType(plan), "ring-ring-null");
   EXPECT_FALSE(ChooseHierarchical(CollOp::kAlltoAllV, two_by_two_, 1024, &plan));
-  EXPECT_FALSE(ChooseHierarchical(CollOp::kAllReduce,
-                                  HostLayout::FromHostIds({"a", "a", "b"}, 0), 1024, &plan));
+  EXPECT_FALSE(ChooseHierarchical(CollOp::kAllReduce, HostLayout::FromHostIds({"a", "a", "b"}, 0),
+                                  1024, &plan));
 }
 
 TEST_F(HierChoice, HcclAlgoLevels) {
