@@ -17,6 +17,8 @@
 // must reach the launcher's rendezvous address: --root-ip picks it (else HCCL_IF_IP, else the
 // automatic choice). When a rank fails the others get --kill-grace seconds (default 10 in this
 // mode) to end on their own, then SIGTERM and, 2 s later, SIGKILL: a failed job never hangs.
+// Signals reach the launcher prefix's whole process group; through ssh a remote rank sees its
+// connection close, and is hung up only with a terminal (`--launcher "ssh -tt {host}"`).
 #include "cli/run_command.h"
 
 #include <fmt/format.h>
