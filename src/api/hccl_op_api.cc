@@ -161,6 +161,50 @@ HcclResult RunSimpleOp(const SimpleOp& spec, void* send, void* recv, uint64_t co
   return ck.Enqueue(c, std::move(d), comm);
 }
 
+// AllGatherV and ReduceScatterV mirror each other: the per-rank counts describe the receive side
+// of the one and the send side of the other; this rank's own count must match its entry.
+struct VOp {
+  const char* api;
+  OpType type;
+  bool reduce;            // ReduceScatterV: the counts are the send side's
+  const char* count_name;   // this rank's count
+  const char* counts_name;  // the per-rank counts
+  const char* displs_name;
+};
+
+HcclResult RunVOp(const VOp& spec, void* send, void* recv, uint64_t count, const void* counts,
+                  const void* displs, HcclDataType type, HcclReduceOp op, HcclComm comm,
+                  aclrtStream stream) {
+  OpChecker ck(spec.api);
+  Checked c;
+  VIGIL_CHECK(ck.Common(comm, stream, &c));
+  VIGIL_CHECK(ck.Type(type));
+  if (spec.reduce) VIGIL_CHECK(ck.Reduce(op, type));
+  const uint32_t n = c.comm->size();
+  OpDesc d;
+  std::vector<uint64_t>& v_counts = spec.reduce ? d.send_counts : d.recv_counts;
+  std::vector<uint64_t>& v_displs = spec.reduce ? d.send_displs : d.recv_displs;
+  VIGIL_CHECK(ReadCounts(ck, counts, n, spec.counts_name, type, &v_counts));
+  VIGIL_CHECK(ReadCounts(ck, displs, n, spec.displs_name, type, &v_displs));
+  VIGIL_CHECK(ck.Count(count, type, 1, spec.count_name));
+  const uint32_t me = c.comm->rank();
+  if (v_counts[me] != count) {
+    return ArgError(ck.api(), HCCL_E_PARA,
+                    fmt::format("{}[{}] differs from {}[{}]={}", spec.count_name, count,
+                                spec.counts_name, me, v_counts[me]));
+  }
+  const uint64_t total = std::accumulate(v_counts.begin(), v_counts.end(), uint64_t{0});
+  VIGIL_CHECK(ck.Ptr(send, "sendBuf", spec.reduce ? total > 0 : count > 0));
+  VIGIL_CHECK(ck.Ptr(recv, "recvBuf", spec.reduce ? count > 0 : total > 0));
+  d.type = spec.type;
+  d.send = send;
+  d.recv = recv;
+  d.count = count;
+  d.dtype = type;
+  if (spec.reduce) d.reduce = op;
+  return ck.Enqueue(c, std::move(d), comm);
+}
+
 }  // namespace
 
 extern "C" {
@@ -213,59 +257,19 @@ HcclResult HcclScatter(void* sendBuf, void* recvBuf, uint64_t recvCount, HcclDat
 HcclResult HcclAllGatherV(void* sendBuf, uint64_t sendCount, void* recvBuf,
                           const void* recvCounts, const void* recvDispls, HcclDataType dataType,
                           HcclComm comm, aclrtStream stream) {
-  OpChecker ck("HcclAllGatherV");
-  Checked c;
-  VIGIL_CHECK(ck.Common(comm, stream, &c));
-  VIGIL_CHECK(ck.Type(dataType));
-  const uint32_t n = c.comm->size();
-  OpDesc d;
-  VIGIL_CHECK(ReadCounts(ck, recvCounts, n, "recvCounts", dataType, &d.recv_counts));
-  VIGIL_CHECK(ReadCounts(ck, recvDispls, n, "recvDispls", dataType, &d.recv_displs));
-  VIGIL_CHECK(ck.Count(sendCount, dataType, 1, "sendCount"));
-  if (d.recv_counts[c.comm->rank()] != sendCount) {
-    return ArgError(ck.api(), HCCL_E_PARA,
-                    fmt::format("sendCount[{}] differs from recvCounts[{}]={}", sendCount,
-                                c.comm->rank(), d.recv_counts[c.comm->rank()]));
-  }
-  const uint64_t total = std::accumulate(d.recv_counts.begin(), d.recv_counts.end(), uint64_t{0});
-  VIGIL_CHECK(ck.Ptr(sendBuf, "sendBuf", sendCount > 0));
-  VIGIL_CHECK(ck.Ptr(recvBuf, "recvBuf", total > 0));
-  d.type = OpType::kAllGatherV;
-  d.send = sendBuf;
-  d.recv = recvBuf;
-  d.count = sendCount;
-  d.dtype = dataType;
-  return ck.Enqueue(c, std::move(d), comm);
+  static constexpr VOp kSpec{"HcclAllGatherV", OpType::kAllGatherV, false, "sendCount",
+                             "recvCounts", "recvDispls"};
+  return RunVOp(kSpec, sendBuf, recvBuf, sendCount, recvCounts, recvDispls, dataType,
+                HCCL_REDUCE_SUM, comm, stream);
 }
 
 HcclResult HcclReduceScatterV(void* sendBuf, const void* sendCounts, const void* sendDispls,
                               void* recvBuf, uint64_t recvCount, HcclDataType dataType,
                               HcclReduceOp op, HcclComm comm, aclrtStream stream) {
-  OpChecker ck("HcclReduceScatterV");
-  Checked c;
-  VIGIL_CHECK(ck.Common(comm, stream, &c));
-  VIGIL_CHECK(ck.Type(dataType));
-  VIGIL_CHECK(ck.Reduce(op, dataType));
-  const uint32_t n = c.comm->size();
-  OpDesc d;
-  VIGIL_CHECK(ReadCounts(ck, sendCounts, n, "sendCounts", dataType, &d.send_counts));
-  VIGIL_CHECK(ReadCounts(ck, sendDispls, n, "sendDispls", dataType, &d.send_displs));
-  VIGIL_CHECK(ck.Count(recvCount, dataType, 1, "recvCount"));
-  if (d.send_counts[c.comm->rank()] != recvCount) {
-    return ArgError(ck.api(), HCCL_E_PARA,
-                    fmt::format("recvCount[{}] differs from sendCounts[{}]={}", recvCount,
-                                c.comm->rank(), d.send_counts[c.comm->rank()]));
-  }
-  const uint64_t total = std::accumulate(d.send_counts.begin(), d.send_counts.end(), uint64_t{0});
-  VIGIL_CHECK(ck.Ptr(sendBuf, "sendBuf", total > 0));
-  VIGIL_CHECK(ck.Ptr(recvBuf, "recvBuf", recvCount > 0));
-  d.type = OpType::kReduceScatterV;
-  d.send = sendBuf;
-  d.recv = recvBuf;
-  d.count = recvCount;
-  d.dtype = dataType;
-  d.reduce = op;
-  return ck.Enqueue(c, std::move(d), comm);
+  static constexpr VOp kSpec{"HcclReduceScatterV", OpType::kReduceScatterV, true, "recvCount",
+                             "sendCounts", "sendDispls"};
+  return RunVOp(kSpec, sendBuf, recvBuf, recvCount, sendCounts, sendDispls, dataType, op, comm,
+                stream);
 }
 
 HcclResult HcclAlltoAll(const void* sendBuf, uint64_t sendCount, HcclDataType sendType,
