@@ -39,4 +39,8 @@ bool PeerExited(const comm::OpRecord& op, int32_t remote_rank) {
   return Heartbeat::Instance().PeerExited(op.identifier, static_cast<uint32_t>(remote_rank));
 }
 
+std::vector<HbEvent> ClusterExceptionEvents(const comm::OpRecord& op) {
+  return Heartbeat::Instance().KeyEvents(op);
+}
+
 }  // namespace vigil::dfx

@@ -3,9 +3,11 @@
 #pragma once
 
 #include <memory>
+#include <vector>
 
 #include "comm/communicator.h"
 #include "comm/op.h"
+#include "dfx/heartbeat_event.h"
 
 namespace vigil::dfx {
 
@@ -18,6 +20,8 @@ void DetachHeartbeat(const comm::Communicator* comm);
 // After the "Task run failed" lines of a failed op: the Cluster Exception Location lines for
 // the key heartbeat events this process holds (none when there are none).
 void ReportClusterException(const comm::OpRecord& op);
+// The heartbeat events those lines name, in print order (empty when none or heartbeat off).
+std::vector<HbEvent> ClusterExceptionEvents(const comm::OpRecord& op);
 
 // Whether a peer rank of a failed op's communicator has exited (heartbeat.h PeerExited).
 bool PeerExited(const comm::OpRecord& op, int32_t remote_rank);

@@ -421,8 +421,23 @@ class Heartbeat::Impl : public comm::OpObserver {
   }
 
   void ReportClusterException(const comm::OpRecord& op) {
-    if (!enabled_.load()) return;
+    const std::vector<HbEvent> key = KeyEvents(op);
+    for (size_t i = 0; i < key.size(); ++i) {
+      const std::string line = FormatClusterExceptionLine(key[i]);
+      if (i < 3) HCCL_ERROR("{}", line);
+      HCCL_RUN_INFO("{}", line);
+    }
+    if (key.size() > 3) {
+      HCCL_ERROR(
+          "[TaskExecStage][HeartbeatAbnormal]there are {} abnormal device(s), only the "
+          "first 3 are printed; all heartbeat events are in run/plog (HeartbeatAbnormal)",
+          key.size());
+    }
+  }
+
+  std::vector<HbEvent> KeyEvents(const comm::OpRecord& op) {
     std::vector<HbEvent> key;
+    if (!enabled_.load()) return key;
     // A data link's error reaches the op (on the stream worker) and the observer (on the
     // transport's thread) at about the same time; give its event a moment to be recorded.
     for (int attempt = 0;; ++attempt) {
@@ -438,17 +453,7 @@ class Heartbeat::Impl : public comm::OpObserver {
       if (!key.empty() || !link_failed || attempt >= 10) break;
       std::this_thread::sleep_for(kTick);
     }
-    for (size_t i = 0; i < key.size(); ++i) {
-      const std::string line = FormatClusterExceptionLine(key[i]);
-      if (i < 3) HCCL_ERROR("{}", line);
-      HCCL_RUN_INFO("{}", line);
-    }
-    if (key.size() > 3) {
-      HCCL_ERROR(
-          "[TaskExecStage][HeartbeatAbnormal]there are {} abnormal device(s), only the "
-          "first 3 are printed; all heartbeat events are in run/plog (HeartbeatAbnormal)",
-          key.size());
-    }
+    return key;
   }
 
   std::vector<HbEvent> Events() {
@@ -1174,6 +1179,9 @@ void Heartbeat::Detach(const comm::Communicator* comm) {
 }
 void Heartbeat::ReportClusterException(const comm::OpRecord& op) {
   impl_->ReportClusterException(op);
+}
+std::vector<HbEvent> Heartbeat::KeyEvents(const comm::OpRecord& op) {
+  return impl_->KeyEvents(op);
 }
 std::string Heartbeat::ViewJson() {
   return impl_->ViewJson();

@@ -52,6 +52,8 @@ class Heartbeat {
   void Detach(const comm::Communicator* comm);
   // The Cluster Exception Location lines for a failed op (first three at ERROR, all to run).
   void ReportClusterException(const comm::OpRecord& op);
+  // The events those lines are made of (VigilCommGetLastErrorMessage), in print order.
+  std::vector<HbEvent> KeyEvents(const comm::OpRecord& op);
 
   // Whether rank `rank` of communicator `identifier` has exited (its maintenance listener
   // refuses connections); false when alive, unknown or the heartbeat is off. Blocks <= 300 ms.

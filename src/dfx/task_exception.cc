@@ -1,5 +1,6 @@
 #include "dfx/task_exception.h"
 
+#include <atomic>
 #include <deque>
 #include <map>
 #include <mutex>
@@ -43,6 +44,21 @@ class TaskExceptionHandler : public comm::OpObserver {
     if (result == HCCL_SUCCESS || failure == nullptr) return;
     std::lock_guard<std::mutex> lock(mu_);
     if (Tracked* t = FindLocked(op.stream_id, op.task_id)) t->failure = *failure;
+  }
+
+  bool LastFailed(const void* comm_handle, comm::OpRecord* op, comm::OpFailure* failure) {
+    std::lock_guard<std::mutex> lock(mu_);
+    const Tracked* newest = nullptr;
+    for (const auto& [stream, q] : by_stream_) {
+      for (const Tracked& t : q) {
+        if (!t.failure || t.op.comm_handle != comm_handle) continue;
+        if (newest == nullptr || t.op.index > newest->op.index) newest = &t;
+      }
+    }
+    if (newest == nullptr) return false;
+    *op = newest->op;
+    *failure = *newest->failure;
+    return true;
   }
 
   void OnTaskFail(const rt::TaskFailInfo& info) {
@@ -155,17 +171,39 @@ class TaskExceptionHandler : public comm::OpObserver {
   std::once_flag screen_once_;
 };
 
+std::atomic<TaskExceptionHandler*> g_handler{nullptr};
+
 }  // namespace
 
 void InstallTaskExceptionHandler() {
   static TaskExceptionHandler* handler = [] {
     auto* h = new TaskExceptionHandler();  // lives for the process: callbacks may fire at exit
+    g_handler.store(h);
     comm::AddOpObserver(h);
     rt::RegisterTaskFailCallback([h](const rt::TaskFailInfo& info) { h->OnTaskFail(info); });
     InstallFlightRecorder();  // observes after the handler, so failures are recorded first
     return h;
   }();
   (void)handler;
+}
+
+bool LastFailedOp(const void* comm_handle, comm::OpRecord* op, comm::OpFailure* failure) {
+  TaskExceptionHandler* h = g_handler.load();
+  return h != nullptr && h->LastFailed(comm_handle, op, failure);
+}
+
+const char* FailureErrorCode(comm::OpFailure::Kind kind) {
+  // As Report() raises them.
+  switch (kind) {
+    case comm::OpFailure::Kind::kTimeout:
+    case comm::OpFailure::Kind::kAbort: return "EI0002";
+    case comm::OpFailure::Kind::kCopyFault: return "EI0012";
+    case comm::OpFailure::Kind::kResource: return "EI0011";
+    case comm::OpFailure::Kind::kParam: return "EI0005";
+    case comm::OpFailure::Kind::kLink: return "EI0013";
+    case comm::OpFailure::Kind::kOther: break;
+  }
+  return "";
 }
 
 }  // namespace vigil::dfx

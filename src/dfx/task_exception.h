@@ -13,4 +13,11 @@ namespace vigil::dfx {
 // Idempotent; called by the API layer before the first communicator exists.
 void InstallTaskExceptionHandler();
 
+// The newest failed op of the communicator whose HcclComm handle is `comm_handle`, among the ops
+// the handler still keeps (VigilCommGetLastErrorMessage). False when there is none.
+bool LastFailedOp(const void* comm_handle, comm::OpRecord* op, comm::OpFailure* failure);
+
+// The EI code whose screen line an op failing this way raises ("" when none).
+const char* FailureErrorCode(comm::OpFailure::Kind kind);
+
 }  // namespace vigil::dfx
