@@ -191,6 +191,12 @@ def run(rank, n, work):
     cs = [torch.full((3,), float(rank)), torch.full((2,), float(rank + 1))]
     dist.all_reduce_coalesced(cs)
     expect("all_reduce_coalesced", cs, [torch.full((3,), 6.0), torch.full((2,), 10.0)], "expected")
+    # A subgroup on vigil (ranks 1 and 3): its own communicator next to the world's.
+    sub = dist.new_group(ranks=[1, 3], backend="vigil")
+    if rank in (1, 3):
+        x = torch.full((4,), float(rank))
+        dist.all_reduce(x, group=sub)
+        expect("subgroup_all_reduce", x, torch.full((4,), 4.0), "expected")
     # barrier: every rank's file exists after it
     open(os.path.join(work, f"barrier-{rank}"), "w").close()
     dist.barrier()
