@@ -44,7 +44,7 @@ std::string LastErrorText(HcclComm handle, const vigil::comm::Communicator& c) {
     text = fmt::format("{} failed on communicator [{}] rank [{}]: op index [{}] tag [{}], {}",
                        vigil::comm::OpTypeName(op.type), c.identifier(), c.rank(), op.index,
                        op.tag, vigil::api::ResultName(failure.code));
-    const char* code = vigil::dfx::FailureErrorCode(failure.kind);
+    const char* code = vigil::dfx::FailureErrorCode(op, failure);
     if (const vigil::ErrorCodeInfo* info = vigil::FindErrorCode(code)) {
       text += fmt::format(", {} {}", info->code, info->title);
     }

@@ -27,6 +27,16 @@ struct Tracked {
 
 std::string P(const void* p) { return fmt::format("{}", fmt::ptr(p)); }
 
+// A data link that broke because its peer's process exited is not a network fault: report it as
+// HCCL does an op left waiting on a dead rank (notify wait, EI0002) — the heartbeat has named the
+// rank LOST — and keep EI0013 for links whose two ends are alive.
+comm::OpFailure::Kind ReportedKind(const comm::OpRecord& op, const comm::OpFailure& f) {
+  if (f.kind == comm::OpFailure::Kind::kLink && PeerExited(op, f.remote_rank)) {
+    return comm::OpFailure::Kind::kAbort;
+  }
+  return f.kind;
+}
+
 class TaskExceptionHandler : public comm::OpObserver {
  public:
   void OnEnqueue(const comm::OpRecord& op) override {
@@ -117,14 +127,7 @@ class TaskExceptionHandler : public comm::OpObserver {
     const std::string group = fmt::format(
         "group:[{}], user define information[{}], rankSize[{}], rankId[{}]", op.identifier,
         op.user_name, op.nranks, op.rank);
-    // A data link that broke because its peer's process exited is not a network fault: report
-    // it as HCCL does an op left waiting on a dead rank (notify wait, EI0002) — the heartbeat
-    // has named the rank LOST — and keep EI0013 for links whose two ends are alive.
-    comm::OpFailure::Kind kind = f.kind;
-    if (kind == comm::OpFailure::Kind::kLink && PeerExited(op, f.remote_rank)) {
-      kind = comm::OpFailure::Kind::kAbort;
-    }
-    switch (kind) {
+    switch (ReportedKind(op, f)) {
       case comm::OpFailure::Kind::kTimeout:
       case comm::OpFailure::Kind::kAbort: {
         const std::string base = fmt::format(
@@ -192,9 +195,9 @@ bool LastFailedOp(const void* comm_handle, comm::OpRecord* op, comm::OpFailure* 
   return h != nullptr && h->LastFailed(comm_handle, op, failure);
 }
 
-const char* FailureErrorCode(comm::OpFailure::Kind kind) {
+const char* FailureErrorCode(const comm::OpRecord& op, const comm::OpFailure& failure) {
   // As Report() raises them.
-  switch (kind) {
+  switch (ReportedKind(op, failure)) {
     case comm::OpFailure::Kind::kTimeout:
     case comm::OpFailure::Kind::kAbort: return "EI0002";
     case comm::OpFailure::Kind::kCopyFault: return "EI0012";

@@ -17,7 +17,7 @@ void InstallTaskExceptionHandler();
 // the handler still keeps (VigilCommGetLastErrorMessage). False when there is none.
 bool LastFailedOp(const void* comm_handle, comm::OpRecord* op, comm::OpFailure* failure);
 
-// The EI code whose screen line an op failing this way raises ("" when none).
-const char* FailureErrorCode(comm::OpFailure::Kind kind);
+// The EI code whose screen line this failed op raised ("" when none).
+const char* FailureErrorCode(const comm::OpRecord& op, const comm::OpFailure& failure);
 
 }  // namespace vigil::dfx
