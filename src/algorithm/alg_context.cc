@@ -59,11 +59,13 @@ transport::Link* Ctx::LinkTo(uint32_t peer) {
 void Ctx::Send(uint32_t peer, const void* buf, size_t bytes) {
   if (bytes == 0) return;
   xfers_.push_back({LinkTo(peer), true, const_cast<void*>(buf), bytes});
+  xfers_.back().hook_arg = peer;
 }
 
 void Ctx::Recv(uint32_t peer, void* buf, size_t bytes) {
   if (bytes == 0) return;
   xfers_.push_back({LinkTo(peer), false, buf, bytes});
+  xfers_.back().hook_arg = peer;
 }
 
 HcclResult Ctx::Flush() {
@@ -73,6 +75,7 @@ HcclResult Ctx::Flush() {
     result_->progress.reason = "no link to member " + std::to_string(bad_peer_);
     return Fail(HCCL_E_INTERNAL, "missing link");
   }
+  if (g_.header != nullptr) AttachHeader();
   if (xfers_.empty()) return HCCL_SUCCESS;
   const HcclResult rc = transport::Progress(xfers_, g_.wait, &result_->progress);
   xfers_.clear();
@@ -81,6 +84,60 @@ HcclResult Ctx::Flush() {
     result_->code = rc;
   }
   return rc;
+}
+
+void Ctx::AttachHeader() {
+  OpHeader& h = *g_.header;
+  const uint32_t p = g_.size;
+  if (hdr_sent_.empty()) {
+    hdr_sent_.assign(p, 0);
+    hdr_recv_.assign(p, 0);
+    theirs_.resize(static_cast<size_t>(p) * h.bytes);
+  }
+  const bool first = !h.exchanged;
+  h.exchanged = true;
+  auto neighbour = [&](uint32_t peer) -> int {
+    for (uint32_t k = 0; k < h.npeers; ++k) {
+      if (h.peers[k] == peer) return static_cast<int>(k);
+    }
+    return -1;
+  };
+  const size_t algorithm_xfers = xfers_.size();
+  for (size_t i = 0; i < algorithm_xfers; ++i) {
+    transport::Xfer& x = xfers_[i];
+    const uint32_t peer = x.hook_arg;  // the member index (Send/Recv)
+    const int k = neighbour(peer);
+    if (x.send) {
+      if (!x.link->can_retract()) x.gate = k >= 0 ? &h.arrived[k] : &h.passed;
+      if (hdr_sent_[peer]) continue;
+      hdr_sent_[peer] = 1;
+      x.head = const_cast<void*>(h.mine);
+      x.head_bytes = h.bytes;
+    } else {
+      if (hdr_recv_[peer]) continue;
+      hdr_recv_[peer] = 1;
+      x.head = theirs_.data() + static_cast<size_t>(peer) * h.bytes;
+      x.head_bytes = h.bytes;
+      x.hook = &h.hook;
+    }
+  }
+  if (!first) return;
+  // Neighbours exchange headers in the first Flush whether or not the algorithm uses the link.
+  for (uint32_t k = 0; k < h.npeers; ++k) {
+    const uint32_t peer = h.peers[k];
+    transport::Link* link = LinkTo(peer);
+    if (link == nullptr) return;  // Flush reports the missing link
+    if (!hdr_sent_[peer]) {
+      hdr_sent_[peer] = 1;
+      xfers_.push_back({link, true, nullptr, 0, const_cast<void*>(h.mine), h.bytes});
+    }
+    if (!hdr_recv_[peer]) {
+      hdr_recv_[peer] = 1;
+      xfers_.push_back({link, false, nullptr, 0,
+                        theirs_.data() + static_cast<size_t>(peer) * h.bytes, h.bytes, &h.hook,
+                        peer});
+    }
+  }
 }
 
 HcclResult Ctx::Copy(void* dst, const void* src, size_t bytes) {

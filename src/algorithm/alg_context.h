@@ -75,6 +75,8 @@ class Ctx {
 
  private:
   transport::Link* LinkTo(uint32_t peer);
+  // Puts the group's op header on the transfers of this Flush that need it (see OpHeader).
+  void AttachHeader();
 
   Group& g_;
   Scratch scratch_;
@@ -86,6 +88,9 @@ class Ctx {
   mutable size_t slot_bytes_ = 0;
   uint32_t bad_peer_ = UINT32_MAX;  // a Send/Recv named a peer without a link
   std::vector<transport::Xfer> xfers_;
+  // Op header state per member: sent to / received from it yet, and where theirs lands.
+  std::vector<uint8_t> hdr_sent_, hdr_recv_;
+  std::vector<char> theirs_;
 };
 
 // The algorithm bodies (one file each). Arguments are already validated by collective.cc.
@@ -116,6 +121,9 @@ HcclResult PairwiseAlltoAllV(Ctx& c, const char* send, const uint64_t* send_coun
                              size_t recv_es);
 HcclResult DisseminationBarrier(Ctx& c);
 HcclResult BatchSendRecv(Ctx& c, const std::vector<P2pItem>& items);
+
+// Up to this size the full-mesh AllReduce is one round (every rank reduces every vector).
+constexpr size_t kOneShotBytes = 512;
 
 // Sizes at which the tree forms of Broadcast/Reduce give way to pipelined chains.
 constexpr size_t kTreeMaxBytes = 64u << 10;

@@ -192,6 +192,8 @@ Algo ChooseAllReduce(uint32_t nranks, size_t bytes) {
       ForcedFor("allreduce", {Algo::kRing, Algo::kMesh, Algo::kHalvingDoubling, Algo::kStar});
   if (forced != Algo::kAuto) return forced;
   if (nranks <= 1) return Algo::kRing;
+  // One round (mesh_allreduce.cc) beats log2(p) dependent rounds while the message is tiny.
+  if (nranks <= kMeshMaxRanks && bytes <= detail::kOneShotBytes) return Algo::kMesh;
   if (bytes <= kSmallBytes) return Algo::kHalvingDoubling;
   if (nranks <= kMeshMaxRanks) return Algo::kMesh;
   if (IsPow2(nranks) && bytes <= kHdMaxBytes) return Algo::kHalvingDoubling;

@@ -25,12 +25,36 @@ enum class Algo { kAuto, kRing, kMesh, kHalvingDoubling, kPairwise, kStar, kHier
 const char* AlgoName(Algo algo);
 bool ParseAlgoName(const std::string& name, Algo* out);
 
+// A header the layer above sends with an op's transfers (the op-consistency fingerprint), so
+// that it costs no round of its own. The op's byte stream on a link, in each direction, starts
+// with the `bytes` of `mine` when
+//  - the link goes to one of `peers` (the ring neighbours): always, in the op's first Flush,
+//    ahead of that Flush's data on the link or alone;
+//  - or the op moves data on the link in that direction: ahead of its first transfer.
+// Both ends of a link agree on that as long as they run the same op. `hook` runs on every
+// header received, before any data behind it is taken; it sets arrived[i] once peers[i]'s
+// header matched and `passed` once both did. On links that cannot take data back
+// (!Link::can_retract, TCP) data waits as a notify handshake would: to peers[i] until
+// arrived[i], to other members until `passed`. `exchanged` tells the caller whether the
+// algorithm carried it (an algorithm that moves nothing does not).
+struct OpHeader {
+  const void* mine = nullptr;
+  size_t bytes = 0;
+  uint32_t npeers = 0;
+  uint32_t peers[2] = {0, 0};
+  transport::HeadHook hook;
+  bool arrived[2] = {false, false};
+  bool passed = false;
+  bool exchanged = false;
+};
+
 // The ranks an algorithm runs over. links[i] is the link to member i (nullptr for self).
 struct Group {
   uint32_t rank = 0;
   uint32_t size = 1;
   std::vector<transport::Link*> links;
   transport::WaitPolicy wait;
+  OpHeader* header = nullptr;  // optional; see OpHeader
 };
 
 struct Scratch {
@@ -51,7 +75,8 @@ struct AlgResult {
 // Picks the algorithm for an op from size and rank count (HCCL_ALGO may force one). `bytes` is
 // the op's whole message: AllReduce count*size, AllGather the gathered output, ReduceScatter
 // the input. The result is what the op will really run (AlgoName of it goes into the AlgType):
-//  AllReduce:     p == 1 -> ring; bytes <= 64 KiB -> H-D (recursive doubling, log2 p steps);
+//  AllReduce:     p == 1 -> ring; p <= 8 and bytes <= 512 -> fullmesh in one round (every
+//                 rank reduces every vector); bytes <= 64 KiB -> H-D (recursive doubling);
 //                 p <= 8 -> fullmesh; power-of-two p and bytes <= 16 MiB -> H-D; else ring.
 //  AllGather:     p <= 8 -> fullmesh; power-of-two p and bytes <= 16 MiB -> H-D; else ring.
 //  ReduceScatter: p <= 8 -> fullmesh; else ring (H-D reduce-scatter is not implemented: ring).

@@ -2,17 +2,56 @@
 // everyone's block r into a scratch slot per peer (piece by piece), reduces them into recv, then
 // sends its finished block to all and receives theirs straight into recv. Two rounds of
 // all-to-all traffic: the lowest latency for mid-size messages when every pair has a link.
+//
+// Small messages (kOneShotBytes) take one round instead: every rank sends its whole vector to
+// every other and reduces all p vectors itself. (p-1)x the bytes, but a single wait, which is
+// what small messages cost: each dependent round is a wake-up of a peer that, with more ranks
+// than cores, is often not running.
 #include "algorithm/alg_context.h"
 
 namespace vigil::alg::detail {
 
 HcclResult MeshReduceScatterBlocks(Ctx& c, const char* send, char* out, const Blocks& blk);
 
+namespace {
+
+// Reduces in rank order (v0 op v1 op ...), so every rank gets bitwise the same result.
+HcclResult OneShotAllReduce(Ctx& c, const char* send, char* recv, uint64_t count) {
+  const uint32_t p = c.size();
+  const uint32_t r = c.rank();
+  const size_t bytes = count * c.esize();
+  // Slot j holds rank j's vector (slot r: this rank's own, when in place it must survive).
+  const char* own = send;
+  if (send == recv) {
+    HcclResult hr = c.Copy(c.Slot(r), send, bytes);
+    if (hr != HCCL_SUCCESS) return hr;
+    own = c.Slot(r);
+  }
+  for (uint32_t j = 0; j < p; ++j) {
+    if (j == r) continue;
+    c.Send(j, send, bytes);
+    c.Recv(j, c.Slot(j), bytes);
+  }
+  HcclResult hr = c.Flush();
+  if (hr != HCCL_SUCCESS) return hr;
+  auto vec = [&](uint32_t j) -> const char* { return j == r ? own : c.Slot(j); };
+  if ((hr = c.Reduce2(recv, vec(0), vec(1), count)) != HCCL_SUCCESS) return hr;
+  for (uint32_t j = 2; j < p; ++j) {
+    if ((hr = c.ReduceInto(recv, vec(j), count)) != HCCL_SUCCESS) return hr;
+  }
+  return HCCL_SUCCESS;
+}
+
+}  // namespace
+
 HcclResult MeshAllReduce(Ctx& c, const char* send, char* recv, uint64_t count) {
   const uint32_t p = c.size();
   const uint32_t r = c.rank();
   const size_t es = c.esize();
   if (p == 1) return c.Copy(recv, send, count * es);
+  if (count * es <= kOneShotBytes && c.PieceElems(p) >= count) {
+    return OneShotAllReduce(c, send, recv, count);
+  }
   const Blocks blk(count, p);
   HcclResult hr = MeshReduceScatterBlocks(c, send, recv + blk.Off(r) * es, blk);
   if (hr != HCCL_SUCCESS) return hr;

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cstring>
 #include <fstream>
+#include <optional>
 
 #include "bootstrap/socket.h"
 #include "comm/consistency.h"
@@ -577,6 +578,13 @@ aclError Communicator::Execute(const OpDesc& op, const OpRecord& record) {
       failure.remote_rank = pe.link->remote().rank;
       failure.link_type = transport::LinkTypeName(pe.link->type());
     }
+    if (pe.timed_out || rc == HCCL_E_TIMEOUT ||
+        (abort_.load() != 0 && rc == static_cast<HcclResult>(abort_.load()))) {
+      // This rank gives the op up: a late peer must not complete it with what we sent.
+      for (transport::Link* link : group.links) {
+        if (link != nullptr) link->AbandonOp();
+      }
+    }
     if (pe.timed_out || rc == HCCL_E_TIMEOUT) {
       // The timeout in force, for diagnose (F7: a rank later than HCCL_EXEC_TIMEOUT).
       failure.reason += fmt::format(", timeout[{}s]", exec_timeout);
@@ -602,37 +610,63 @@ aclError Communicator::Execute(const OpDesc& op, const OpRecord& record) {
     return fail(OpFailure::Kind::kOther, rc);
   };
 
+  // A mismatch the op-consistency check found: EI0005, and the links close so every rank stops.
+  auto fail_mismatch = [&](const OpFingerprint& mine, const ConsistencyResult& check) {
+    const std::string remote =
+        check.what.parameter == "HCCL_DFS_CONFIG"
+            ? fmt::format("rank[{}] sent no op fingerprint", check.remote_rank)
+            : fmt::format("rank[{}] {}", check.remote_rank, DescribeFingerprint(check.remote));
+    HCCL_ERROR(
+        "[TaskExecStage][InvalidArgument]op inconsistent in communicator[{}] index[{}]: "
+        "local rank[{}] {} tag[{}] streamId[{}]; remote {}; parameter[{}] local[{}] "
+        "remote[{}]",
+        identifier(), record.index, rank(), DescribeFingerprint(mine), record.tag, record.stream_id,
+        remote, check.what.parameter, check.what.local, check.what.remote);
+    log::ScreenError("EI0005", {std::string(OpTypeName(op.type)), identifier(),
+                                check.what.parameter, check.what.local, check.what.remote});
+    failure.remote_rank = check.remote_rank;
+    failure.reason = fmt::format(
+        "op inconsistent with rank[{}]: parameter[{}] local[{}] "
+        "remote[{}]",
+        check.remote_rank, check.what.parameter, check.what.local, check.what.remote);
+    CloseLinks(fmt::format("op tag[{}] index[{}] is inconsistent with rank[{}]", record.tag,
+                           record.index, check.remote_rank));
+    return fail(OpFailure::Kind::kParam, HCCL_E_PARA);
+  };
+
+  // The fingerprints ride on the algorithm's first transfers (consistency.h). Hierarchical ops
+  // run phases on sub-groups that carry no header: for them the exchange is a round of its own.
+  std::optional<FingerprintHeader> fingerprint;
   if (size() > 1 && consistency_check_.load() && IsCheckedOp(op.type)) {
-    const OpFingerprint mine = MakeFingerprint(op, record.index, ++coll_seq_, rank());
-    ConsistencyResult check;
-    HcclResult crc = ExchangeFingerprints(mine, rank(), size(), group.links, group.wait, &check);
-    if (crc != HCCL_SUCCESS && !check.mismatch) return fail_transfer(check.progress, crc);
-    if (crc != HCCL_SUCCESS) {
-      const std::string remote =
-          check.what.parameter == "HCCL_DFS_CONFIG"
-              ? fmt::format("rank[{}] sent no op fingerprint", check.remote_rank)
-              : fmt::format("rank[{}] {}", check.remote_rank, DescribeFingerprint(check.remote));
-      HCCL_ERROR("[TaskExecStage][InvalidArgument]op inconsistent in communicator[{}] index[{}]: "
-                 "local rank[{}] {} tag[{}] streamId[{}]; remote {}; parameter[{}] local[{}] "
-                 "remote[{}]",
-                 identifier(), record.index, rank(), DescribeFingerprint(mine), record.tag,
-                 record.stream_id, remote, check.what.parameter, check.what.local,
-                 check.what.remote);
-      log::ScreenError("EI0005", {std::string(OpTypeName(op.type)), identifier(),
-                                  check.what.parameter, check.what.local, check.what.remote});
-      failure.remote_rank = check.remote_rank;
-      failure.reason = fmt::format("op inconsistent with rank[{}]: parameter[{}] local[{}] "
-                                   "remote[{}]",
-                                   check.remote_rank, check.what.parameter, check.what.local,
-                                   check.what.remote);
-      CloseLinks(fmt::format("op tag[{}] index[{}] is inconsistent with rank[{}]", record.tag,
-                             record.index, check.remote_rank));
-      return fail(OpFailure::Kind::kParam, HCCL_E_PARA);
+    fingerprint.emplace(MakeFingerprint(op, record.index, ++coll_seq_, rank()), rank(), size());
+    if (algo == alg::Algo::kHierarchical) {
+      ConsistencyResult check;
+      HcclResult crc = ExchangeFingerprints(fingerprint->mine(), rank(), size(), group.links,
+                                            group.wait, &check);
+      if (crc != HCCL_SUCCESS && !check.mismatch) return fail_transfer(check.progress, crc);
+      if (crc != HCCL_SUCCESS) return fail_mismatch(fingerprint->mine(), check);
+      fingerprint.reset();
+    } else {
+      group.header = fingerprint->header();
     }
   }
 
+  for (transport::Link* link : group.links) {
+    if (link != nullptr) link->MarkOpStart();
+  }
   alg::AlgResult result;
   HcclResult rc = RunAlgorithm(op, algo, plan, group, &result);
+  if (fingerprint && fingerprint->result().mismatch) {
+    return fail_mismatch(fingerprint->mine(), fingerprint->result());
+  }
+  if (rc == HCCL_SUCCESS && fingerprint && !fingerprint->exchanged()) {
+    // The algorithm moved nothing on this rank (count 0): the neighbours still expect a frame.
+    ConsistencyResult check;
+    HcclResult crc =
+        ExchangeFingerprints(fingerprint->mine(), rank(), size(), group.links, group.wait, &check);
+    if (crc != HCCL_SUCCESS && !check.mismatch) return fail_transfer(check.progress, crc);
+    if (crc != HCCL_SUCCESS) return fail_mismatch(fingerprint->mine(), check);
+  }
   if (rc != HCCL_SUCCESS) {
     if (!result.copy.faulted) return fail_transfer(result.progress, rc);
     failure.reason = result.progress.reason;

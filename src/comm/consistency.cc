@@ -129,6 +129,56 @@ bool CompareFingerprints(const OpFingerprint& a, const OpFingerprint& b, Mismatc
   return true;
 }
 
+FingerprintHeader::FingerprintHeader(const OpFingerprint& mine, uint32_t rank, uint32_t size)
+    : mine_(mine) {
+  if (size <= 1) return;
+  peer_rank_[0] = (rank + size - 1) % size;
+  peer_rank_[1] = (rank + 1) % size;
+  header_.mine = &mine_;
+  header_.bytes = sizeof(OpFingerprint);
+  header_.npeers = peer_rank_[0] == peer_rank_[1] ? 1 : 2;
+  for (uint32_t k = 0; k < header_.npeers; ++k) header_.peers[k] = peer_rank_[k];
+  header_.hook.on_head = &FingerprintHeader::OnHead;
+  header_.hook.ctx = this;
+}
+
+transport::HeadVerdict FingerprintHeader::OnHead(void* ctx, uint32_t peer, const void* head) {
+  using transport::HeadVerdict;
+  auto* self = static_cast<FingerprintHeader*>(ctx);
+  OpFingerprint theirs;
+  std::memcpy(&theirs, head, sizeof(theirs));
+  Mismatch m;
+  const bool same = CompareFingerprints(self->mine_, theirs, &m);
+  const uint32_t n = self->header_.npeers;
+  int k = -1;
+  for (uint32_t i = 0; i < n; ++i) {
+    if (self->peer_rank_[i] == peer) k = static_cast<int>(i);
+  }
+  // Another member's data of a different op is never taken; its own neighbours report it and
+  // close their links, and this rank follows them.
+  if (k < 0) return same ? HeadVerdict::kAccept : HeadVerdict::kHold;
+  self->theirs_[k] = theirs;
+  self->got_[k] = true;
+  if (same) self->header_.arrived[k] = true;
+  // Report only once both neighbours' have arrived, prev first, as the separate exchange
+  // does: the report names the same neighbour whichever arrives first.
+  for (uint32_t i = 0; i < n; ++i) {
+    if (!self->got_[i]) return same ? HeadVerdict::kAccept : HeadVerdict::kHold;
+  }
+  for (uint32_t i = 0; i < n; ++i) {
+    if (CompareFingerprints(self->mine_, self->theirs_[i], &m)) continue;
+    ConsistencyResult& r = self->result_;
+    r.code = HCCL_E_PARA;
+    r.mismatch = true;
+    r.remote_rank = self->peer_rank_[i];
+    r.remote = self->theirs_[i];
+    r.what = std::move(m);
+    return HeadVerdict::kFail;
+  }
+  self->header_.passed = true;
+  return HeadVerdict::kAccept;
+}
+
 HcclResult ExchangeFingerprints(const OpFingerprint& mine, uint32_t rank, uint32_t size,
                                 const std::vector<transport::Link*>& links,
                                 const transport::WaitPolicy& wait, ConsistencyResult* result) {

@@ -83,6 +83,9 @@ struct Stream::Impl {
   aclError first_error = ACL_SUCCESS;  // guarded by mu: first failure since the last Synchronize
   std::atomic<uint32_t> completed{0};  // id of the last task run or dropped
   std::atomic<int> sync_waiters{0};
+  // The lowest task id a Synchronize waits for: the worker wakes waiters only then, not after
+  // every task (a wake-up per op costs two context switches on a busy host).
+  std::atomic<uint32_t> sync_wake_at{UINT32_MAX};
   std::atomic<bool> failing{false};    // drop tasks until the next Synchronize
   std::thread worker;
 };
@@ -133,7 +136,7 @@ Stream::Stream(int32_t device)
         }
         task.fn = nullptr;  // release what the task captured before signalling completion
         s.completed.store(task.id);
-        if (s.sync_waiters.load() > 0) {
+        if (s.sync_waiters.load() > 0 && task.id >= s.sync_wake_at.load()) {
           { std::lock_guard<std::mutex> wake(s.mu); }
           s.cv_done.notify_all();
         }
@@ -212,13 +215,14 @@ aclError Stream::Synchronize(int32_t timeout_ms) {
   const uint32_t target = s.last_id;
   auto done = [&] { return s.completed.load() >= target; };
   s.sync_waiters.fetch_add(1);
+  if (target < s.sync_wake_at.load()) s.sync_wake_at.store(target);  // under mu
   bool finished = true;
   if (timeout_ms < 0) {
     s.cv_done.wait(lock, done);
   } else {
     finished = s.cv_done.wait_for(lock, std::chrono::milliseconds(timeout_ms), done);
   }
-  s.sync_waiters.fetch_sub(1);
+  if (s.sync_waiters.fetch_sub(1) == 1) s.sync_wake_at.store(UINT32_MAX);
   if (!finished) {
     uint32_t completed = s.completed.load();
     lock.unlock();

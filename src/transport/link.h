@@ -67,9 +67,23 @@ class Link {
   // Non-blocking: move up to n bytes; *moved gets how many (may be 0). HCCL_E_REMOTE once broken.
   virtual HcclResult TrySend(const void* buf, size_t n, size_t* moved) = 0;
   virtual HcclResult TryRecv(void* buf, size_t n, size_t* moved) = 0;
+  // TrySend of a then b as one stream, so a small header and its data go out together (one
+  // publish on shm, one sendmsg on TCP). *moved counts bytes of both.
+  virtual HcclResult TrySend2(const void* a, size_t na, const void* b, size_t nb, size_t* moved);
   // Blocks until TrySend/TryRecv may make progress, or timeout_ms passes (spurious wakeups ok).
   virtual void WaitReady(bool for_send, int timeout_ms) = 0;
   virtual bool broken() const = 0;
+
+  // Op boundaries, so that a rank that gives an op up (timeout, abort) can take back what it
+  // sent for it: a late peer must then time out too, as it would had the data never been sent,
+  // instead of completing with data its sender abandoned. MarkOpStart notes where this rank's
+  // sends of the next op begin; AbandonOp hides everything from there on that the peer has not
+  // read yet (the peer's reads of this link stall from then on: the communicator is finished).
+  // Links that can (shm) say so, so the first transfers of an op may go out before the peer
+  // shows it is in the op too; others (TCP) must wait for it.
+  virtual bool can_retract() const { return false; }
+  virtual void MarkOpStart() {}
+  virtual void AbandonOp() {}
 
   // Optional hooks that let Progress block on many links at once (defaults suit any Link):
   // links returning the same non-zero domain wake each other's WaitReady (shm links of one
@@ -84,12 +98,31 @@ class Link {
   }
 };
 
-// One transfer of a Progress call.
+// Runs when the head of a receive has fully arrived, before any byte of its body is taken
+// (the comm layer's op-consistency check). kAccept: go on with the body; kHold: never take the
+// body (the transfer stays pending until the link breaks, the deadline or an abort); kFail: end
+// Progress with HCCL_E_PARA (the hook's own state says why).
+enum class HeadVerdict { kAccept, kHold, kFail };
+struct HeadHook {
+  // `arg` is the transfer's hook_arg (the algorithm's member index), `head` its head.
+  HeadVerdict (*on_head)(void* ctx, uint32_t arg, const void* head) = nullptr;
+  void* ctx = nullptr;
+};
+
+// One transfer of a Progress call: `head_bytes` of `head` (an optional op header), then `bytes`
+// of `buf`, as one byte stream on the link.
 struct Xfer {
   Link* link = nullptr;
   bool send = false;
   void* buf = nullptr;
   size_t bytes = 0;
+  void* head = nullptr;
+  size_t head_bytes = 0;
+  const HeadHook* hook = nullptr;  // receives with a head only
+  uint32_t hook_arg = 0;
+  // A send whose body may not start before *gate is true (its head goes at once): set by a
+  // HeadHook when the peer's own header has arrived, or when every header it waits for passed.
+  const bool* gate = nullptr;
 };
 
 struct WaitPolicy {

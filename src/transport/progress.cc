@@ -2,11 +2,17 @@
 //
 // Each sweep offers every pending transfer to its link (non-blocking). When a sweep moves
 // nothing, it spins for a few microseconds (a peer on another core may be about to publish),
-// then blocks: on one link's WaitReady when all pending links share a wake domain (shm links
-// of one Transport) or only one is pending, on poll(2) over the sockets when every pending link
-// is pollable (TCP), else briefly on one link in turn. Blocking waits are capped so the abort
-// flag and the deadline are noticed within kMaxBlockMs.
+// then polls with sched_yield() for up to kYieldPoll (with more ranks than cores the peer is
+// often waiting for our core), then blocks: on one link's WaitReady when all pending links
+// share a wake domain (shm links of one Transport) or only one is pending, on poll(2) over the
+// sockets when every pending link is pollable (TCP), else briefly on one link in turn. Blocking
+// waits are capped so the abort flag and the deadline are noticed within kMaxBlockMs.
+//
+// A transfer may carry a head (an op header) ahead of its body: a receive's hook judges the
+// head before any body byte is taken, and a send's gate may hold its body back (link.h).
 #include <fmt/format.h>
+#include <sched.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <chrono>
@@ -35,17 +41,32 @@ const char* LinkTypeName(LinkType type) {
   return "UNKNOWN";
 }
 
+HcclResult Link::TrySend2(const void* a, size_t na, const void* b, size_t nb, size_t* moved) {
+  size_t m1 = 0, m2 = 0;
+  HcclResult r = TrySend(a, na, &m1);
+  if (r == HCCL_SUCCESS && m1 == na && nb > 0) r = TrySend(b, nb, &m2);
+  *moved = m1 + m2;
+  return r;
+}
+
 namespace {
 
-constexpr auto kSpin = std::chrono::microseconds(5);
+// Idle waiting, in three phases. A peer on another core publishes within a few hundred
+// nanoseconds of being ready, so first spin briefly. Then poll with sched_yield(): with more
+// ranks than cores (the usual case on a shared host) the peer we wait for is often runnable on
+// our own core, and yielding hands it the CPU at the cost of a syscall instead of a futex
+// sleep and wake-up (two context switches and a syscall on the waker's side). OpenMPI's vader
+// does the same when oversubscribed. Only after that, block until woken.
+constexpr auto kSpin = std::chrono::microseconds(2);
+constexpr auto kYieldPoll = std::chrono::microseconds(200);
 constexpr int kMaxBlockMs = 50;    // abort/deadline checked at least this often
 constexpr int kRotateBlockMs = 1;  // waiting on one of several unrelated links
 
 std::string Describe(const Xfer& x, size_t done) {
   const Endpoint& r = x.link->remote();
   return fmt::format("{} of {} bytes {} rank[{}] ({}:{}, {} link), {} bytes done",
-                     x.send ? "send" : "recv", x.bytes, x.send ? "to" : "from", r.rank, r.host_ip,
-                     r.port, LinkTypeName(x.link->type()), done);
+                     x.send ? "send" : "recv", x.head_bytes + x.bytes, x.send ? "to" : "from",
+                     r.rank, r.host_ip, r.port, LinkTypeName(x.link->type()), done);
 }
 
 int MsUntil(SteadyClock::time_point deadline, int cap) {
@@ -56,6 +77,20 @@ int MsUntil(SteadyClock::time_point deadline, int cap) {
   return static_cast<int>(std::min<int64_t>(ms, cap));
 }
 
+// One non-blocking attempt on x; *moved gets the bytes moved (head and body).
+HcclResult Step(Xfer& x, size_t done, size_t* moved, bool head_only) {
+  const size_t hb = x.head_bytes;
+  if (done < hb) {
+    char* h = static_cast<char*>(x.head) + done;
+    if (x.send && head_only) return x.link->TrySend(h, hb - done, moved);
+    if (x.send) return x.link->TrySend2(h, hb - done, x.buf, x.bytes, moved);
+    return x.link->TryRecv(h, hb - done, moved);  // never past the head: the hook runs first
+  }
+  char* p = static_cast<char*>(x.buf) + (done - hb);
+  const size_t left = x.bytes - (done - hb);
+  return x.send ? x.link->TrySend(p, left, moved) : x.link->TryRecv(p, left, moved);
+}
+
 }  // namespace
 
 HcclResult Progress(std::vector<Xfer>& xfers, const WaitPolicy& wait, ProgressError* error) {
@@ -64,34 +99,66 @@ HcclResult Progress(std::vector<Xfer>& xfers, const WaitPolicy& wait, ProgressEr
   *err = ProgressError{};
 
   const size_t n = xfers.size();
-  std::vector<size_t> done(n, 0);
+  // Small transfers lists are the rule; keep the bookkeeping off the heap.
+  size_t done_small[16];
+  std::vector<size_t> done_big;
+  size_t* done = done_small;
+  if (n > 16) {
+    done_big.assign(n, 0);
+    done = done_big.data();
+  } else {
+    std::fill(done_small, done_small + n, 0);
+  }
   for (size_t i = 0; i < n; ++i) {
-    if (xfers[i].bytes > 0 && (xfers[i].link == nullptr || xfers[i].buf == nullptr)) {
+    const Xfer& x = xfers[i];
+    if ((x.bytes > 0 && (x.link == nullptr || x.buf == nullptr)) ||
+        (x.head_bytes > 0 && (x.link == nullptr || x.head == nullptr))) {
       err->code = HCCL_E_PARA;
-      err->link = xfers[i].link;
-      err->reason = fmt::format("transfer {} of {} bytes has no {}", i, xfers[i].bytes,
-                                xfers[i].link == nullptr ? "link" : "buffer");
+      err->link = x.link;
+      err->reason = fmt::format("transfer {} of {} bytes has no {}", i, x.head_bytes + x.bytes,
+                                x.link == nullptr ? "link" : "buffer");
       return err->code;
     }
   }
 
-  std::vector<size_t> pending;
-  pending.reserve(n);
+  // Receives whose head the hook put on hold: their bodies are never taken.
+  bool held_small[16] = {};
+  std::vector<char> held_big;
+  bool* held = held_small;
+  if (n > 16) {
+    held_big.assign(n, 0);
+    held = reinterpret_cast<bool*>(held_big.data());
+  }
+
+  size_t pending_small[16];
+  std::vector<size_t> pending_big;
+  size_t* pending = pending_small;
+  if (n > 16) {
+    pending_big.resize(n);
+    pending = pending_big.data();
+  }
+  size_t npending = 0;
   std::vector<pollfd> fds;
   size_t rotate = 0;
   bool idle = false;
   SteadyClock::time_point idle_since{};
 
+  size_t nheld = 0;
   for (;;) {
     bool moved_any = false;
-    pending.clear();
+    npending = 0;
     for (size_t i = 0; i < n; ++i) {
       Xfer& x = xfers[i];
-      while (done[i] < x.bytes) {
+      const size_t total = x.head_bytes + x.bytes;
+      if (held[i]) {
+        pending[npending++] = i;
+        continue;
+      }
+      while (done[i] < total) {
+        const bool gated = x.gate != nullptr && !*x.gate;
+        if (gated && done[i] >= x.head_bytes) break;
         size_t moved = 0;
-        char* p = static_cast<char*>(x.buf) + done[i];
-        HcclResult r = x.send ? x.link->TrySend(p, x.bytes - done[i], &moved)
-                              : x.link->TryRecv(p, x.bytes - done[i], &moved);
+        HcclResult r = Step(x, done[i], &moved, gated);
         if (r != HCCL_SUCCESS) {
           err->code = r;
           err->link = x.link;
@@ -99,20 +166,36 @@ HcclResult Progress(std::vector<Xfer>& xfers, const WaitPolicy& wait, ProgressEr
           return r;
         }
         if (moved == 0) break;
+        const bool head_arrived = !x.send && x.hook != nullptr && done[i] < x.head_bytes &&
+                                  done[i] + moved >= x.head_bytes;
         done[i] += moved;
         moved_any = true;
+        if (head_arrived) {
+          const HeadVerdict v = x.hook->on_head(x.hook->ctx, x.hook_arg, x.head);
+          if (v == HeadVerdict::kFail) {
+            err->code = HCCL_E_PARA;
+            err->link = x.link;
+            err->reason = fmt::format("op header rejected during {}", Describe(x, done[i]));
+            return err->code;
+          }
+          if (v == HeadVerdict::kHold) {
+            held[i] = true;
+            ++nheld;
+            break;
+          }
+        }
       }
-      if (done[i] < x.bytes) pending.push_back(i);
+      if (done[i] < total) pending[npending++] = i;
     }
-    if (pending.empty()) return HCCL_SUCCESS;
+    if (npending == 0) return HCCL_SUCCESS;
 
     if (wait.abort != nullptr) {
       int code = wait.abort->load(std::memory_order_acquire);
       if (code != 0) {
-        const Xfer& x = xfers[pending.front()];
+        const Xfer& x = xfers[pending[0]];
         err->code = static_cast<HcclResult>(code);
         err->link = x.link;
-        err->reason = fmt::format("aborted while waiting for {}", Describe(x, done[pending.front()]));
+        err->reason = fmt::format("aborted while waiting for {}", Describe(x, done[pending[0]]));
         return err->code;
       }
     }
@@ -122,12 +205,12 @@ HcclResult Progress(std::vector<Xfer>& xfers, const WaitPolicy& wait, ProgressEr
     }
     auto now = SteadyClock::now();
     if (now >= wait.deadline) {
-      const Xfer& x = xfers[pending.front()];
+      const Xfer& x = xfers[pending[0]];
       err->code = HCCL_E_TIMEOUT;
       err->link = x.link;
       err->timed_out = true;
       err->reason = fmt::format("timeout waiting for {} ({} transfers pending)",
-                                Describe(x, done[pending.front()]), pending.size());
+                                Describe(x, done[pending[0]]), npending);
       return err->code;
     }
     if (!idle) {
@@ -138,21 +221,51 @@ HcclResult Progress(std::vector<Xfer>& xfers, const WaitPolicy& wait, ProgressEr
       for (int k = 0; k < 32; ++k) VIGIL_CPU_RELAX();
       continue;
     }
+    if (now - idle_since < kYieldPoll) {
+      sched_yield();
+      continue;
+    }
+
+    for (size_t j = 0; j < npending && nheld > 0; ++j) {
+      // Checked only when a whole sweep moved nothing: what the other links still hold (a
+      // neighbour's header, say) is taken first.
+      const Xfer& x = xfers[pending[j]];
+      if (held[pending[j]] && x.link->broken()) {
+        err->code = HCCL_E_REMOTE;
+        err->link = x.link;
+        err->reason = fmt::format("link error during {}", Describe(x, done[pending[j]]));
+        return err->code;
+      }
+    }
+    if (nheld == npending) {
+      // Only held transfers left (an op mismatch): wait for a link to break, the deadline or
+      // the abort flag; their data is there, so no link wait would block.
+      ::usleep(1000);
+      continue;
+    }
+    if (nheld > 0) {
+      // Wait on what is not held.
+      size_t k = 0;
+      for (size_t j = 0; j < npending; ++j) {
+        if (!held[pending[j]]) pending[k++] = pending[j];
+      }
+      npending = k;
+    }
 
     // Block. Prefer a wait that any pending link can end.
-    const Xfer& first = xfers[pending.front()];
+    const Xfer& first = xfers[pending[0]];
     uintptr_t domain = first.link->wait_domain();
     bool same_domain = domain != 0;
-    for (size_t k = 1; k < pending.size() && same_domain; ++k) {
+    for (size_t k = 1; k < npending && same_domain; ++k) {
       same_domain = xfers[pending[k]].link->wait_domain() == domain;
     }
-    if (pending.size() == 1 || same_domain) {
+    if (npending == 1 || same_domain) {
       first.link->WaitReady(first.send, MsUntil(wait.deadline, kMaxBlockMs));
       continue;
     }
     fds.clear();
     bool pollable = true;
-    for (size_t k = 0; k < pending.size() && pollable; ++k) {
+    for (size_t k = 0; k < npending && pollable; ++k) {
       const Xfer& x = xfers[pending[k]];
       pollable = x.link->AppendPollFds(x.send, &fds);
     }
@@ -160,7 +273,7 @@ HcclResult Progress(std::vector<Xfer>& xfers, const WaitPolicy& wait, ProgressEr
       (void)::poll(fds.data(), fds.size(), MsUntil(wait.deadline, kMaxBlockMs));
       continue;
     }
-    const Xfer& x = xfers[pending[rotate++ % pending.size()]];
+    const Xfer& x = xfers[pending[rotate++ % npending]];
     x.link->WaitReady(x.send, MsUntil(wait.deadline, kRotateBlockMs));
   }
 }

@@ -24,8 +24,11 @@ constexpr size_t kMaxPerCall = 1u << 20;  // publish in pieces so the reader can
 }  // namespace
 
 // Producer and consumer counters on separate cache lines (bytes ever written / read).
+// `retract` (producer's): 0, or 1 + the stream offset from which the producer took its data
+// back (AbandonOp); the consumer reads nothing from there on.
 struct ShmLink::RingCtl {
   alignas(64) std::atomic<uint64_t> head;
+  std::atomic<uint64_t> retract;
   alignas(64) std::atomic<uint64_t> tail;
 };
 
@@ -64,7 +67,9 @@ HcclResult ShmMapping::Create(const char* name, size_t size, std::string* error)
     close(fd);
     return HCCL_E_SYSCALL;
   }
-  void* p = mmap(nullptr, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+  // MAP_POPULATE: fault every page in now, once, instead of one fault per page (both sides)
+  // the first time an op's data wraps through the rings.
+  void* p = mmap(nullptr, size, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_POPULATE, fd, 0);
   if (p == MAP_FAILED) {
     if (error) *error = fmt::format("mmap({}) failed: {}", size, strerror(errno));
     close(fd);
@@ -89,7 +94,7 @@ HcclResult ShmMapping::Open(uint32_t pid, int fd, size_t size, std::string* erro
     close(local);
     return HCCL_E_NOT_SUPPORT;
   }
-  void* p = mmap(nullptr, size, PROT_READ | PROT_WRITE, MAP_SHARED, local, 0);
+  void* p = mmap(nullptr, size, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_POPULATE, local, 0);
   close(local);
   if (p == MAP_FAILED) {
     if (error) *error = fmt::format("mmap of {} failed: {}", path, strerror(errno));
@@ -169,6 +174,21 @@ ShmLink::~ShmLink() {
   if (registered_) rt::DeviceMemory::Instance().Unregister(rx_data_);
 }
 
+void ShmLink::CopyIn(const void* buf, size_t k, size_t at) {
+  const size_t off = static_cast<size_t>((tx_head_ + at) & (cap_ - 1));
+  const size_t first = std::min(k, cap_ - off);
+  std::memcpy(tx_data_ + off, buf, first);
+  if (k > first) std::memcpy(tx_data_, static_cast<const char*>(buf) + first, k - first);
+}
+
+void ShmLink::Publish(size_t k) {
+  tx_head_ += k;
+  // seq_cst store, then the peer's waiter count: pairs with WaitReady's register-then-check.
+  tx_->head.store(tx_head_, std::memory_order_seq_cst);
+  peer_->RingIfWaiting();
+  Account(k);
+}
+
 HcclResult ShmLink::TrySend(const void* buf, size_t n, size_t* moved) {
   *moved = 0;
   if (broken()) return HCCL_E_REMOTE;
@@ -176,24 +196,50 @@ HcclResult ShmLink::TrySend(const void* buf, size_t n, size_t* moved) {
   const size_t space = cap_ - static_cast<size_t>(tx_head_ - tail);
   const size_t k = std::min({n, space, kMaxPerCall});
   if (k == 0) return HCCL_SUCCESS;
-  const size_t off = static_cast<size_t>(tx_head_ & (cap_ - 1));
-  const size_t first = std::min(k, cap_ - off);
-  std::memcpy(tx_data_ + off, buf, first);
-  if (k > first) std::memcpy(tx_data_, static_cast<const char*>(buf) + first, k - first);
-  tx_head_ += k;
-  // seq_cst store, then the peer's waiter count: pairs with WaitReady's register-then-check.
-  tx_->head.store(tx_head_, std::memory_order_seq_cst);
-  peer_->RingIfWaiting();
+  CopyIn(buf, k, 0);
+  Publish(k);
   *moved = k;
-  Account(k);
   return HCCL_SUCCESS;
+}
+
+HcclResult ShmLink::TrySend2(const void* a, size_t na, const void* b, size_t nb, size_t* moved) {
+  *moved = 0;
+  if (broken()) return HCCL_E_REMOTE;
+  const uint64_t tail = tx_->tail.load(std::memory_order_acquire);
+  const size_t space = cap_ - static_cast<size_t>(tx_head_ - tail);
+  const size_t ka = std::min({na, space, kMaxPerCall});
+  if (ka == 0) return HCCL_SUCCESS;
+  CopyIn(a, ka, 0);
+  size_t kb = 0;
+  if (ka == na) {
+    kb = std::min(nb, std::min(space, kMaxPerCall) - ka);
+    if (kb > 0) CopyIn(b, kb, ka);
+  }
+  Publish(ka + kb);  // one publish, one wake-up for header and data
+  *moved = ka + kb;
+  return HCCL_SUCCESS;
+}
+
+void ShmLink::AbandonOp() {
+  // The first abandon wins: a later op's start must not uncover this one's data.
+  uint64_t none = 0;
+  tx_->retract.compare_exchange_strong(none, op_start_ + 1, std::memory_order_seq_cst);
+  peer_->RingIfWaiting();
+}
+
+uint64_t ShmLink::ReadableHead() const {
+  // seq_cst: WaitReady's register-then-check relies on it.
+  const uint64_t head = rx_->head.load(std::memory_order_seq_cst);
+  const uint64_t retract = rx_->retract.load(std::memory_order_seq_cst);
+  if (retract == 0) return head;
+  return std::min(head, std::max(retract - 1, rx_tail_));
 }
 
 HcclResult ShmLink::TryRecv(void* buf, size_t n, size_t* moved) {
   *moved = 0;
   const State s = state();
   if (s == kClosed) return HCCL_E_REMOTE;
-  const uint64_t head = rx_->head.load(std::memory_order_acquire);
+  const uint64_t head = ReadableHead();
   const size_t avail = static_cast<size_t>(head - rx_tail_);
   // Data the peer published before it died or closed is still valid: drain it first.
   if (avail == 0) return s == kOk ? HCCL_SUCCESS : HCCL_E_REMOTE;
@@ -217,7 +263,7 @@ void ShmLink::WaitReady(bool for_send, int timeout_ms) {
   bool ready = broken();
   if (!ready) {
     ready = for_send ? tx_head_ - tx_->tail.load(std::memory_order_seq_cst) < cap_
-                     : rx_->head.load(std::memory_order_seq_cst) != rx_tail_;
+                     : ReadableHead() != rx_tail_;
   }
   // Bounded so a caller's abort flag and deadline are seen even without a wake-up.
   if (!ready) FutexWait(&mine_->seq, seq, std::min(timeout_ms, 100));

@@ -63,7 +63,11 @@ class ShmLink : public LinkBase {
   ~ShmLink() override;
 
   HcclResult TrySend(const void* buf, size_t n, size_t* moved) override;
+  HcclResult TrySend2(const void* a, size_t na, const void* b, size_t nb, size_t* moved) override;
   HcclResult TryRecv(void* buf, size_t n, size_t* moved) override;
+  bool can_retract() const override { return true; }
+  void MarkOpStart() override { op_start_ = tx_head_; }
+  void AbandonOp() override;
   void WaitReady(bool for_send, int timeout_ms) override;
   uintptr_t wait_domain() const override { return reinterpret_cast<uintptr_t>(mine_); }
 
@@ -73,6 +77,11 @@ class ShmLink : public LinkBase {
  private:
   struct RingCtl;
   ShmLink(Endpoint local, Endpoint remote, net::Socket ctrl, Reporter reporter);
+  // Bytes published and not taken back (see AbandonOp) beyond rx_tail_.
+  uint64_t ReadableHead() const;
+  // Copies k bytes into the ring at tx_head_ (wrapping); does not publish.
+  void CopyIn(const void* buf, size_t k, size_t at);
+  void Publish(size_t k);
 
   std::unique_ptr<ShmMapping> segment_;
   std::unique_ptr<ShmMapping> peer_doorbell_map_;
@@ -85,6 +94,7 @@ class ShmLink : public LinkBase {
   size_t cap_ = 0;
   uint64_t tx_head_ = 0;  // writer-private copies of the counters it owns
   uint64_t rx_tail_ = 0;
+  uint64_t op_start_ = 0;
   bool registered_ = false;
 };
 

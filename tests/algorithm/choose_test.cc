@@ -41,7 +41,9 @@ TEST(AlgoNames, HcclSpellings) {
 TEST_F(HcclAlgoEnv, AutomaticChoice) {
   Set("");
   EXPECT_EQ(ChooseAllReduce(1, 1 << 20), Algo::kRing);
+  EXPECT_EQ(ChooseAllReduce(8, 256), Algo::kMesh);  // one round
   EXPECT_EQ(ChooseAllReduce(8, 1024), Algo::kHalvingDoubling);
+  EXPECT_EQ(ChooseAllReduce(16, 1024), Algo::kHalvingDoubling);
   EXPECT_EQ(ChooseAllReduce(4, 8 << 20), Algo::kMesh);
   EXPECT_EQ(ChooseAllReduce(16, 8 << 20), Algo::kHalvingDoubling);
   EXPECT_EQ(ChooseAllReduce(12, 8 << 20), Algo::kRing);
