@@ -345,6 +345,119 @@ TEST_P(LinkTest, StrangerBytesOnTheListenerAreDropped) {
   EXPECT_EQ(CountInLogs("not a Vigil link"), 1u);
 }
 
+// Heads (op headers): sent with the body, judged by the receiver's hook before the body is
+// taken; a held head keeps its body in the link; a closed gate sends the head only.
+TEST_P(LinkTest, HeadsHooksAndGates) {
+  Ranks ranks(2, GetParam());
+  ranks.ConnectAll();
+  Link* tx = ranks.ts[0]->link(1);
+  Link* rx = ranks.ts[1]->link(0);
+  struct Judge {
+    transport::HeadVerdict verdict = transport::HeadVerdict::kAccept;
+    int calls = 0;
+    uint32_t arg = 0;
+    uint64_t seen = 0;
+  } judge;
+  transport::HeadHook hook;
+  hook.ctx = &judge;
+  hook.on_head = [](void* ctx, uint32_t arg, const void* head) {
+    auto* j = static_cast<Judge*>(ctx);
+    ++j->calls;
+    j->arg = arg;
+    std::memcpy(&j->seen, head, sizeof(j->seen));
+    return j->verdict;
+  };
+  const size_t size = 300000;
+  std::vector<uint8_t> body = Pattern(7, size), got(size);
+  uint64_t head = 0x1122334455667788ull, their_head = 0;
+
+  // Accepted: head and body arrive intact, the hook runs once with its argument.
+  {
+    std::thread t([&] {
+      std::vector<Xfer> x{{tx, true, body.data(), size, &head, sizeof(head)}};
+      ProgressError err;
+      EXPECT_EQ(Progress(x, Within(30s), &err), HCCL_SUCCESS) << err.reason;
+    });
+    std::vector<Xfer> x{{rx, false, got.data(), size, &their_head, sizeof(their_head), &hook, 5}};
+    ProgressError err;
+    EXPECT_EQ(Progress(x, Within(30s), &err), HCCL_SUCCESS) << err.reason;
+    t.join();
+    EXPECT_EQ(judge.calls, 1);
+    EXPECT_EQ(judge.arg, 5u);
+    EXPECT_EQ(judge.seen, head);
+    EXPECT_TRUE(got == body);
+  }
+  // Held: the body stays in the link until the deadline; kFail ends Progress with HCCL_E_PARA.
+  {
+    std::vector<uint8_t> small = Pattern(9, 100), in(100);
+    std::vector<Xfer> s{{tx, true, small.data(), small.size(), &head, sizeof(head)}};
+    ASSERT_EQ(Progress(s, Within(10s), nullptr), HCCL_SUCCESS);
+    judge.verdict = transport::HeadVerdict::kHold;
+    std::vector<Xfer> x{{rx, false, in.data(), in.size(), &their_head, sizeof(their_head), &hook}};
+    ProgressError err;
+    EXPECT_EQ(Progress(x, Within(300ms), &err), HCCL_E_TIMEOUT);
+    EXPECT_NE(err.reason.find("8 bytes done"), std::string::npos) << err.reason;
+    // The body is still there for whoever reads on.
+    std::vector<Xfer> rest{{rx, false, in.data(), in.size()}};
+    EXPECT_EQ(Progress(rest, Within(10s), &err), HCCL_SUCCESS) << err.reason;
+    EXPECT_TRUE(in == small);
+    ASSERT_EQ(Progress(s, Within(10s), nullptr), HCCL_SUCCESS);
+    judge.verdict = transport::HeadVerdict::kFail;
+    std::vector<Xfer> y{{rx, false, in.data(), in.size(), &their_head, sizeof(their_head), &hook}};
+    EXPECT_EQ(Progress(y, Within(10s), &err), HCCL_E_PARA);
+    std::vector<Xfer> drain{{rx, false, in.data(), in.size()}};
+    EXPECT_EQ(Progress(drain, Within(10s), &err), HCCL_SUCCESS) << err.reason;
+  }
+  // A closed gate lets the head go and holds the body back until it opens.
+  {
+    bool open = false;
+    std::vector<uint8_t> small = Pattern(11, 100), in(100);
+    Xfer gated{tx, true, small.data(), small.size(), &head, sizeof(head)};
+    gated.gate = &open;
+    std::vector<Xfer> s{gated};
+    ProgressError err;
+    EXPECT_EQ(Progress(s, Within(200ms), &err), HCCL_E_TIMEOUT);
+    std::vector<Xfer> h{{rx, false, nullptr, 0, &their_head, sizeof(their_head)}};
+    EXPECT_EQ(Progress(h, Within(10s), &err), HCCL_SUCCESS) << err.reason;
+    EXPECT_EQ(their_head, head);
+    std::vector<Xfer> b{{rx, false, in.data(), in.size()}};
+    EXPECT_EQ(Progress(b, Within(200ms), &err), HCCL_E_TIMEOUT);  // nothing behind the head
+    open = true;
+    std::vector<Xfer> body_only{{tx, true, small.data(), small.size()}};
+    EXPECT_EQ(Progress(body_only, Within(10s), &err), HCCL_SUCCESS) << err.reason;
+    EXPECT_EQ(Progress(b, Within(10s), &err), HCCL_SUCCESS) << err.reason;
+    EXPECT_TRUE(in == small);
+  }
+}
+
+// A rank that gives an op up takes back what the peer has not read (shm); TCP cannot.
+TEST_P(LinkTest, AbandonedOpIsTakenBack) {
+  Ranks ranks(2, GetParam());
+  ranks.ConnectAll();
+  Link* tx = ranks.ts[0]->link(1);
+  Link* rx = ranks.ts[1]->link(0);
+  EXPECT_EQ(tx->can_retract(), !GetParam().tcp);
+  std::vector<uint8_t> a = Pattern(1, 64), b = Pattern(2, 64), in(64);
+  ProgressError err;
+  tx->MarkOpStart();
+  std::vector<Xfer> s1{{tx, true, a.data(), a.size()}};
+  ASSERT_EQ(Progress(s1, Within(10s), &err), HCCL_SUCCESS) << err.reason;
+  std::vector<Xfer> r{{rx, false, in.data(), in.size()}};
+  ASSERT_EQ(Progress(r, Within(10s), &err), HCCL_SUCCESS) << err.reason;  // op 1, read in time
+  EXPECT_TRUE(in == a);
+  tx->MarkOpStart();
+  std::vector<Xfer> s2{{tx, true, b.data(), b.size()}};
+  ASSERT_EQ(Progress(s2, Within(10s), &err), HCCL_SUCCESS) << err.reason;
+  tx->AbandonOp();  // op 2 given up before the peer came
+  if (GetParam().tcp) {
+    EXPECT_EQ(Progress(r, Within(10s), &err), HCCL_SUCCESS) << err.reason;
+    EXPECT_TRUE(in == b);
+  } else {
+    EXPECT_EQ(Progress(r, Within(200ms), &err), HCCL_E_TIMEOUT);
+    EXPECT_NE(err.reason.find("0 bytes done"), std::string::npos) << err.reason;
+  }
+}
+
 INSTANTIATE_TEST_SUITE_P(Links, LinkTest,
                          ::testing::Values(Mode{false, 1}, Mode{true, 1}, Mode{true, 3}), ModeName);
 
