@@ -36,7 +36,11 @@ enum class EventKind : uint8_t {
   kBindFail,          // "listen ... fail": ip, port
   kParamCheckFail,    // "CMD information X check fail. local[..], remote[..]": name, local, remote
   kTransportError,    // "Transport init error" / "Alloc transports failed": detail, tag
-  kOpInconsistent,    // "check opinfo inconsistent": group, index, local, remote
+  kOpInconsistent,    // "check opinfo inconsistent": group, index, local, remote; Vigil's
+                      // "op inconsistent in communicator[..]": also rank, remote_rank, tag, count,
+                      // dtype (local op's), name (remote op), remote (remote op's text)
+  kMultiStream,       // Vigil's "used from two streams at once": group, tag, index, stream (this
+                      // op's), value (the other op's streamId), name (the other op's tag)
   kStuckTrace,        // "[HCCL_TRACE]rank:<uid>, count of currently executed operators:<n>"
   kBufferOom,         // CCL buffer allocation failure (EI9001 or driver OOM naming the buffer)
   kKeyInfo,           // "Communicator Key Info" / "LocalRank Key Info": group, rank, ip, device

@@ -32,6 +32,7 @@ const char* EventKindName(EventKind k) {
     case EventKind::kParamCheckFail: return "param_check_fail";
     case EventKind::kTransportError: return "transport_error";
     case EventKind::kOpInconsistent: return "op_inconsistent";
+    case EventKind::kMultiStream: return "multi_stream";
     case EventKind::kStuckTrace: return "stuck_trace";
     case EventKind::kBufferOom: return "buffer_oom";
     case EventKind::kKeyInfo: return "key_info";
@@ -181,6 +182,25 @@ std::string Token(std::string_view s, std::string_view key) {
   return std::string(t);
 }
 
+// The value after `key` up to ", " or the end, in "key value, key2 value2." sentences (the
+// message's final full stop dropped). `key` must start the text or follow ", " / ": ".
+std::string CommaValue(std::string_view s, std::string_view key) {
+  size_t from = 0;
+  while (true) {
+    size_t k = s.find(key, from);
+    if (k == std::string_view::npos) return {};
+    if (k == 0 || (k >= 2 && (s.substr(k - 2, 2) == ", " || s.substr(k - 2, 2) == ": "))) {
+      std::string_view v = s.substr(k + key.size());
+      size_t e = v.find(", ");
+      if (e != std::string_view::npos) v = v.substr(0, e);
+      v = Trim(v);
+      if (e == std::string_view::npos && !v.empty() && v.back() == '.') v.remove_suffix(1);
+      return std::string(v.substr(0, 256));
+    }
+    from = k + 1;
+  }
+}
+
 // Text between `open` (e.g. "localInfo{") and the next '}'.
 std::string_view Braced(std::string_view s, std::string_view open) {
   size_t k = s.find(open);
@@ -267,10 +287,17 @@ void ParseScreenFields(std::string_view msg, Event* ev) {
     ev->port = I(Field(msg, "port:"));
     if (ev->port < 0) ev->port = LooseInt(msg, "port");
   } else if (ev->code == "EI0005") {
-    ev->tag = S(Field(msg, "tag"));
-    ev->name = S(Field(msg, "parameter"));
-    ev->local = S(Field(msg, "local"));
-    ev->remote = S(Field(msg, "remote"));
+    // CANN's form: "..., ccl_op AllReduce, group G, parameter opType, local end A, remote end B."
+    // (the catalogue text); bracketed "parameter[..] local[..] remote[..]" forms are read too.
+    ev->tag = CommaValue(msg, "ccl_op ");
+    if (ev->tag.empty()) ev->tag = S(Field(msg, "tag"));
+    ev->group = CommaValue(msg, "group ");
+    ev->name = CommaValue(msg, "parameter ");
+    if (ev->name.empty()) ev->name = S(Field(msg, "parameter"));
+    ev->local = CommaValue(msg, "local end ");
+    if (ev->local.empty()) ev->local = S(Field(msg, "local"));
+    ev->remote = CommaValue(msg, "remote end ");
+    if (ev->remote.empty()) ev->remote = S(Field(msg, "remote"));
   } else if (ev->code == "EI0006") {
     // "Getting socket times out. Reason: ..." with the detector's result; rank lists vary.
     if (auto f = Field(msg, "agent")) ev->ranks = AllInts(*f);
@@ -658,6 +685,65 @@ Parsed ParseRecordContent(const Record& r, const Loc& loc, Event* ev, OpEntry* o
     ev->ip = S(Field(c, "ip"));
     ev->port = I(Field(c, "port"));
     if (ev->port < 0) ev->port = LooseInt(c, "port");
+    return Parsed::kEvent;
+  }
+  // Vigil's consistency check lines (HCCL prints "CMD information X check fail" instead):
+  //   "[ParameterConflict]rank[1] of communicator [G]: comm-wide parameter buffsize is
+  //    inconsistent: buffsize local[2] remote[1] (remote rank[0] ...), identifier[G]"
+  //   "op inconsistent in communicator[G] index[2]: local rank[1] AllGather count[256]
+  //    dataType[float32] ...; remote rank[0] AllReduce count[256] dataType[float32]"
+  //   "communicator[G] used from two streams at once: op tag[T] index[2] on streamId[3] while
+  //    tag[T2] runs on streamId[2]"
+  if (Contains(c, "[ParameterConflict]") && Contains(c, "is inconsistent")) {
+    ev->kind = EventKind::kParamCheckFail;
+    size_t k = c.find("parameter ");
+    if (k != std::string_view::npos) {
+      std::string_view x = c.substr(k + 10);
+      ev->name = std::string(x.substr(0, x.find(' ')));
+    }
+    ev->local = S(Field(c, "local"));
+    ev->remote = S(Field(c, "remote"));
+    ev->remote_rank = I(Field(c, "remote rank"));
+    ev->rank = I(Field(c, "rank"));
+    ev->group = S(Field(c, "identifier"));
+    return Parsed::kEvent;
+  }
+  if (Contains(c, "op inconsistent in communicator[")) {
+    ev->kind = EventKind::kOpInconsistent;
+    ev->group = S(Field(c, "communicator"));
+    ev->index = I(Field(c, "index"));
+    size_t l = c.find("local rank[");
+    size_t rm = c.find("remote rank[");
+    std::string_view local = l == std::string_view::npos ? std::string_view() : c.substr(l, rm == std::string_view::npos || rm < l ? std::string_view::npos : rm - l);
+    std::string_view remote = rm == std::string_view::npos ? std::string_view() : c.substr(rm);
+    auto op_after = [](std::string_view part) {
+      size_t b = part.find("] ");
+      if (b == std::string_view::npos) return std::string();
+      std::string_view x = part.substr(b + 2);
+      return std::string(x.substr(0, x.find_first_of(" ;")));
+    };
+    ev->rank = I(Field(local, "local rank"));
+    ev->local = op_after(local);
+    ev->count = I(Field(local, "count"));
+    ev->dtype = S(Field(local, "dataType"));
+    ev->tag = S(Field(local, "tag"));
+    ev->remote_rank = I(Field(remote, "remote rank"));
+    ev->name = op_after(remote);
+    ev->remote = Printable(Trim(remote), 200);
+    return Parsed::kEvent;
+  }
+  if (Contains(c, "used from two streams at once")) {
+    ev->kind = EventKind::kMultiStream;
+    ev->group = S(Field(c, "communicator"));
+    ev->tag = S(Field(c, "tag"));
+    ev->index = I(Field(c, "index"));
+    ev->stream = I(Field(c, "on streamId"));
+    size_t w = c.find(" while ");
+    if (w != std::string_view::npos) {
+      std::string_view x = c.substr(w);
+      ev->name = S(Field(x, "tag"));
+      ev->value = S(Field(x, "streamId"));
+    }
     return Parsed::kEvent;
   }
   if (Contains(c, "check fail") && Contains(c, "information")) {

@@ -3,8 +3,10 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cctype>
 #include <map>
 #include <set>
+#include <tuple>
 
 #include "common/error_codes.h"
 #include "diagnose/line_parser.h"
@@ -221,6 +223,13 @@ void RuleHeartbeat(Ctx* cx) {
     c.events.push_back(e);
     c.from_ce = c.from_ce || e->kind == EventKind::kClusterException;
   }
+  // Cluster Exception lines name the discoverer for LOST only: the informers of the other
+  // statuses come from the HeartbeatAbnormal lines on the same crimer.
+  for (const Event* e : hb) {
+    auto it = crimers.find(e->crimer);
+    if (it != crimers.end() && !e->informer.empty() && StatusPriority(e->status) == it->second.prio)
+      it->second.informers.insert(e->informer);
+  }
   std::vector<Crimer*> order;
   for (auto& [k, c] : crimers) order.push_back(&c);
   std::sort(order.begin(), order.end(), [](const Crimer* a, const Crimer* b) {
@@ -261,6 +270,21 @@ void RuleHeartbeat(Ctx* cx) {
   }
   std::string informers;
   for (const auto& i : top.informers) informers += (informers.empty() ? "" : ", ") + i;
+  // ERROR CQE names the far end of a failed link; when that rank's own logs stop before the
+  // first event (and the heartbeat also lost it, or several peers' links to it failed at once),
+  // the process went away and the CQEs are the consequence: a LOST, not a network fault.
+  bool exited = false;
+  if (top.prio == 0 && proc >= 0) {
+    // Record times, not "Arrival Time" (whole seconds in Cluster Exception lines).
+    Micros first_rec = kNoTime;
+    for (const Event* e : top.events)
+      if (e->time != kNoTime && (first_rec == kNoTime || e->time < first_rec)) first_rec = e->time;
+    Micros last = job.processes[proc].last;
+    bool lost_too = false;
+    for (const Event* e : hb)
+      lost_too = lost_too || (e->crimer == top.uid && StatusPriority(e->status) == 2);
+    exited = last != kNoTime && first_rec != kNoTime && last < first_rec && (lost_too || top.informers.size() >= 2);
+  }
   if (!mutual.empty()) {
     f.fault = "network";
     f.title = fmt::format("Network between {} and {} (both report the other LOST)", top.uid, mutual);
@@ -273,6 +297,16 @@ void RuleHeartbeat(Ctx* cx) {
                "switch ports, cables, firewall). " + CatalogueAdvice("EI0013");
     f.code = "EI0013";
     f.score = 93;
+  } else if (exited) {
+    f.fault = "heartbeat_lost";
+    f.title = fmt::format("Process at {} exited: heartbeat LOST and its links failed (ERROR CQE)", top.uid);
+    f.summary = fmt::format(
+        "Heartbeat: {} reported ERROR CQE (by {}) and LOST, and its own logs stop before the first "
+        "event: the process exited or was killed, and its peers' links to it failed as a result.{}",
+        top.uid, informers, tail);
+    f.advice = "Check why that process exited (exit status, core dump, OOM killer: dmesg, SIGKILL by "
+               "the scheduler) at that time; the other ranks' errors follow from it.";
+    f.score = 93;
   } else if (top.prio == 0) {
     f.fault = "error_cqe";
     f.title = fmt::format("ERROR CQE at {} (RoCE retransmission exceeded)", top.uid);
@@ -281,6 +315,10 @@ void RuleHeartbeat(Ctx* cx) {
                "(hccn_tool -link_stat), then whether the peer process exited first. " + CatalogueAdvice("EI0013");
     f.code = "EI0013";
     f.score = 94;
+    // The informer of an ERROR CQE is the other end of the failed link.
+    if (top.informers.size() <= 2)
+      for (const std::string& i : top.informers)
+        if (i != top.uid) f.ranks.push_back(cx->UidRef(i, "other end"));
   } else if (top.prio == 1) {
     f.fault = "process_stuck";
     f.title = fmt::format("Process stuck at {}", top.uid);
@@ -318,7 +356,9 @@ void RuleHeartbeat(Ctx* cx) {
     f.score -= 25;
     f.summary += " (No event falls in the window around the stop time; all heartbeat events used.)";
   }
-  f.facts.push_back({"status", StatusName(top.prio)});
+  f.facts.push_back({"status", exited ? "LOST" : StatusName(top.prio)});
+  if (exited) f.facts.push_back({"reported_status", StatusName(top.prio)});
+  if (top.first != kNoTime) f.facts.push_back({"arrival_time", FormatTime(top.first)});
   f.facts.push_back({"crimer", top.uid});
   f.facts.push_back({"informers", informers});
   f.facts.push_back({"reporting_processes", std::to_string(top.reporters.size())});
@@ -332,6 +372,29 @@ void RuleHeartbeat(Ctx* cx) {
     f.evidence.push_back(cx->Ev(*order[i]->events.front(),
                                 fmt::format("also: {} {}", order[i]->uid, StatusName(order[i]->prio))));
   cx->out.push_back(std::move(f));
+}
+
+// Entry-line ordinals count from 0 within the logs; flight-recorder indices are the library's op
+// index (Vigil's from 1, as in the "Task run failed" opData line). When a comm mixes members known
+// by flight dumps and members known only by Entry lines, the Entry ordinals are shifted onto the
+// flight numbering: by the offset seen on a member that has both (same op entered at the same
+// time), else by 1.
+int64_t EntryShift(const Comm& c) {
+  bool any_flight = false, any_entries_only = false;
+  for (const Member& m : c.members) {
+    any_flight = any_flight || !m.flight.empty();
+    any_entries_only = any_entries_only || (m.flight.empty() && !m.ops.recent.empty());
+  }
+  if (!any_flight || !any_entries_only) return 0;
+  for (const Member& m : c.members) {
+    if (m.flight.empty() || m.ops.recent.empty()) continue;
+    for (const FlightOp& f : m.flight) {
+      if (f.enter == kNoTime) continue;
+      for (const OpEntry& o : m.ops.recent)
+        if (o.op == f.op && o.time != kNoTime && std::llabs(o.time - f.enter) <= 5000) return f.index - o.seq;
+    }
+  }
+  return 1;
 }
 
 // --- rule 3 by entry times: a rank that entered an op later than the timeout -------------------
@@ -353,6 +416,7 @@ void RuleLateEntry(Ctx* cx) {
   };
   for (const Comm& c : job.comms) {
     std::vector<Row> rows;
+    const int64_t shift = EntryShift(c);
     for (const Member& m : c.members) {
       Row r{&m, {}};
       if (!m.flight.empty()) {
@@ -360,7 +424,7 @@ void RuleLateEntry(Ctx* cx) {
           if (o.index >= 0 && o.enter != kNoTime) r.ops.push_back({o.index, o.enter, m.flight_loc});
       } else {
         for (const OpEntry& o : m.ops.recent)
-          if (o.time != kNoTime) r.ops.push_back({o.seq, o.time, o.loc});
+          if (o.time != kNoTime) r.ops.push_back({o.seq + shift, o.time, o.loc});
       }
       std::stable_sort(r.ops.begin(), r.ops.end(), [](const Enter& a, const Enter& b) { return a.index < b.index; });
       if (!r.ops.empty()) rows.push_back(std::move(r));
@@ -412,7 +476,7 @@ void RuleLateEntry(Ctx* cx) {
           if (o.index == i) op_name = o.op;
       } else {
         for (const OpEntry& o : first_late.row->m->ops.recent)
-          if (o.seq == i) op_name = o.op.str();
+          if (o.seq + shift == i) op_name = o.op.str();
       }
       Finding f;
       f.fault = "late_rank";
@@ -768,10 +832,11 @@ void RuleSequences(Ctx* cx) {
     const Member* m = nullptr;
     std::vector<const FlightOp*> flight;    // sorted by index
     const std::vector<OpEntry>* entries = nullptr;  // sorted by seq
+    int64_t shift = 0;                               // entry seq + shift = index (EntryShift)
     int64_t total = 0;
     bool Empty() const { return flight.empty() && (entries == nullptr || entries->empty()); }
-    int64_t First() const { return !flight.empty() ? flight.front()->index : entries->front().seq; }
-    int64_t Last() const { return !flight.empty() ? flight.back()->index : entries->back().seq; }
+    int64_t First() const { return !flight.empty() ? flight.front()->index : entries->front().seq + shift; }
+    int64_t Last() const { return !flight.empty() ? flight.back()->index : entries->back().seq + shift; }
     bool At(int64_t i, OpView* v) const {
       if (!flight.empty()) {
         auto it = std::lower_bound(flight.begin(), flight.end(), i,
@@ -780,18 +845,20 @@ void RuleSequences(Ctx* cx) {
         *v = OpView{(*it)->op, (*it)->dtype, (*it)->count};
         return true;
       }
-      auto it = std::lower_bound(entries->begin(), entries->end(), i,
+      auto it = std::lower_bound(entries->begin(), entries->end(), i - shift,
                                  [](const OpEntry& o, int64_t x) { return o.seq < x; });
-      if (it == entries->end() || it->seq != i) return false;
+      if (it == entries->end() || it->seq != i - shift) return false;
       *v = OpView{it->op.view(), it->dtype.view(), static_cast<int64_t>(it->count)};
       return true;
     }
   };
   for (const Comm& c : job.comms) {
     std::vector<Seq> seqs;
+    const int64_t shift = EntryShift(c);
     for (const Member& m : c.members) {
       Seq s;
       s.m = &m;
+      s.shift = shift;
       if (!m.flight.empty()) {
         for (const FlightOp& o : m.flight) s.flight.push_back(&o);
         std::stable_sort(s.flight.begin(), s.flight.end(),
@@ -806,7 +873,7 @@ void RuleSequences(Ctx* cx) {
         s.total = m.flight.back().index + 1;
       } else if (m.ops.total > 0) {
         s.entries = &m.ops.recent;
-        s.total = m.ops.total;
+        s.total = m.ops.total + shift;
       } else {
         continue;
       }
@@ -838,22 +905,51 @@ void RuleSequences(Ctx* cx) {
       std::string major;
       for (const auto& [k, vs] : by)
         if (vs.size() > best) best = vs.size(), major = k;
+      size_t at_best = 0;
+      for (const auto& [k, vs] : by) at_best += vs.size() == best ? 1 : 0;
+      const bool tie = at_best > 1;  // no majority: every side is named
+      // The field that differs names the fault, as the timeout and EI0005 rules do.
+      std::set<std::string_view> ops, dtypes;
+      std::set<int64_t> counts;
+      for (const auto& [k, vs] : by) {
+        vs.front()->At(i, &v);
+        ops.insert(v.op);
+        dtypes.insert(v.dtype);
+        counts.insert(v.count);
+      }
+      const char* field = ops.size() > 1 ? "op" : counts.size() > 1 ? "count" : "dataType";
       Finding f;
-      f.fault = "sequence_mismatch";
+      f.fault = ops.size() > 1 ? "op_mismatch" : counts.size() > 1 ? "count_mismatch" : "dtype_mismatch";
       std::string parts;
       for (const auto& [k, vs] : by) {
         std::vector<int64_t> ids;
         for (const Seq* s : vs) ids.push_back(s->m->rank);
         parts += fmt::format("{}rank(s) {}: {}", parts.empty() ? "" : "; ", RankList(ids), k);
-        if (k != major || by.size() == vs.size())
+        if (k != major || tie)
           for (const Seq* s : vs) f.ranks.push_back(cx->Ref(s->m->proc, "root cause", c.group, s->m->rank));
       }
+      f.facts.push_back({"index", std::to_string(i)});
+      f.facts.push_back({"field", field});
+      f.facts.push_back({"source", "call sequence"});
       f.title = fmt::format("Call sequences of {} differ at op #{}", c.group, i);
       f.summary = fmt::format("The recorded calls (Entry lines / flight recorder) differ at op #{}: {}.", i, parts);
       f.advice = "Make every rank issue the same collectives in the same order with the same arguments.";
       f.code = "EI0005";
-      f.confidence = "high";
-      f.score = 83;
+      f.confidence = tie ? "medium" : "high";
+      f.score = tie ? 80 : 83;
+      f.time = kNoTime;
+      for (const Seq& s : seqs) {
+        if (f.evidence.size() >= kMaxEvidence) break;
+        if (!s.flight.empty()) {
+          if (s.m->flight_loc.line != 0)
+            f.evidence.push_back(cx->EvLoc(s.m->flight_loc, fmt::format("rank {} flight recorder", s.m->rank)));
+          continue;
+        }
+        auto it = std::lower_bound(s.entries->begin(), s.entries->end(), i - s.shift,
+                                   [](const OpEntry& o, int64_t x) { return o.seq < x; });
+        if (it != s.entries->end() && it->seq == i - s.shift)
+          f.evidence.push_back(cx->EvLoc(it->loc, fmt::format("rank {} op #{}", s.m->rank, i)));
+      }
       cx->out.push_back(std::move(f));
       reported = true;
     }
@@ -891,11 +987,15 @@ void RuleSequences(Ctx* cx) {
 
 // --- rule 4: two streams on one comm ----------------------------------------------------------
 
+void RuleStreamEvents(Ctx* cx, std::set<std::pair<int64_t, std::string>>* done);
+
 void RuleStreams(Ctx* cx) {
   const Job& job = cx->job;
+  std::set<std::pair<int64_t, std::string>> done;  // (proc, group) with a finding
   for (const Comm& c : job.comms) {
     for (const Member& m : c.members) {
       if (m.ops.streams.size() < 2) continue;
+      done.insert({m.proc, c.group});
       Finding f;
       f.fault = "multi_stream";
       std::string ids, tags;
@@ -930,6 +1030,46 @@ void RuleStreams(Ctx* cx) {
       cx->out.push_back(std::move(f));
     }
   }
+  RuleStreamEvents(cx, &done);
+}
+
+// Vigil detects the overlap itself ("used from two streams at once"): no Entry lines needed.
+void RuleStreamEvents(Ctx* cx, std::set<std::pair<int64_t, std::string>>* done) {
+  const Job& job = cx->job;
+  std::map<std::pair<int64_t, std::string>, std::vector<const Event*>> by;
+  for (const Event& e : job.events)
+    if (e.kind == EventKind::kMultiStream) by[{e.proc, e.group}].push_back(&e);
+  for (const auto& [key, evs] : by) {
+    if (done->count(key) != 0) continue;
+    const Event& e = *evs.front();
+    std::set<std::string> ids;
+    for (const Event* x : evs) {
+      if (x->stream >= 0) ids.insert(std::to_string(x->stream));
+      if (!x->value.empty()) ids.insert(x->value);
+    }
+    std::string list;
+    for (const std::string& id : ids) list += (list.empty() ? "" : " and ") + id;
+    Finding f;
+    f.fault = "multi_stream";
+    RankRef r = cx->Ref(e.proc, "root cause", e.group);
+    f.ranks.push_back(r);
+    f.title = fmt::format("Ops of one communicator on two streams (streamId {}) in {}", list, DescribeRank(r));
+    f.summary = fmt::format(
+        "{} enqueued op {} (index {}) on streamId {} while op {} was still running on streamId {} of the same "
+        "communicator {}. Without stream synchronization they run concurrently and consume the communicator's "
+        "shared resources (notifies, CCL buffer) in the wrong order.",
+        DescribeRank(r), e.tag, e.index, e.stream, e.name, e.value, e.group);
+    f.advice = "Issue all collectives of one communicator on one stream, or synchronize the streams "
+               "(events / aclrtSynchronizeStream) between them; or use one communicator per stream.";
+    f.confidence = "high";
+    f.score = 77;
+    f.time = e.time;
+    f.facts.push_back({"streams", list});
+    f.facts.push_back({"tags", e.tag + (e.name.empty() || e.name == e.tag ? "" : ", " + e.name)});
+    for (const Event* x : evs)
+      if (f.evidence.size() < 4) f.evidence.push_back(cx->Ev(*x, "two streams at once"));
+    cx->out.push_back(std::move(f));
+  }
 }
 
 // --- rule 5: SDMA ------------------------------------------------------------------------------
@@ -962,7 +1102,8 @@ void RuleSdma(Ctx* cx) {
       if (f.evidence.size() < 4) f.evidence.push_back(cx->Ev(*e, "SDMA error"));
     if (tf != nullptr && f.evidence.size() < 6) f.evidence.push_back(cx->EvLoc(tf->loc, "failed op"));
 
-    bool destroyed = p.destroy_time != kNoTime && t != kNoTime && p.destroy_time <= t + kSec &&
+    // Destroy before the error only: a destroy right after it is the program's cleanup.
+    bool destroyed = p.destroy_time != kNoTime && t != kNoTime && p.destroy_time <= t &&
                      (tf == nullptr || tf->op_time == kNoTime || p.destroy_time >= tf->op_time);
     // Does the failing copy touch the user's buffer of the op (not the CCL buffer)?
     bool user_buffer = false;
@@ -1115,7 +1256,9 @@ void RuleCqe(Ctx* cx) {
     if (e.kind == EventKind::kRoceCqe) raw.push_back(&e);
     bool detail = e.kind == EventKind::kCqeDetail || (e.kind == EventKind::kScreenError && e.code == "EI0013");
     if (!detail) continue;
-    std::string key = fmt::format("{}|{}|{}|{}", e.local_server, e.local_ip, e.remote_server, e.remote_ip);
+    // Devices too: on one host every end may share the server and device IP.
+    std::string key = fmt::format("{}|{}|{}|{}|{}|{}", e.local_server, e.local_device, e.local_ip, e.remote_server,
+                                  e.remote_device, e.remote_ip);
     Pair& p = pairs[key];
     if (p.first == nullptr || e.time < p.first->time) p.first = &e;
     p.evs.push_back(&e);
@@ -1148,15 +1291,28 @@ void RuleCqe(Ctx* cx) {
     if (local.host.empty()) local.host = e.local_server;
     // The peer: by its device IP (another process's local end, or the rank table), else by
     // server/device as a heartbeat uid.
+    // server/device first: device IPs are shared when several ranks sit on one host.
     int64_t peer_proc = -1;
-    for (const Event& o : job.events)
-      if (o.kind == EventKind::kCqeDetail && o.proc != e.proc && !e.remote_ip.empty() && o.local_ip == e.remote_ip)
-        peer_proc = o.proc;
-    if (peer_proc < 0 && !e.remote_server.empty()) {
+    if (!e.remote_server.empty() && !e.remote_device.empty())
       peer_proc = job.ProcOfUid(e.remote_server + "/" + e.remote_device);
-      if (peer_proc < 0)
-        for (const RankTableDevice& d : job.rank_table)
-          if (d.device_ip == e.remote_ip) peer_proc = job.ProcOfUid(d.server_id + "/" + std::to_string(d.device_id));
+    if (peer_proc < 0 && !e.remote_ip.empty()) {
+      // Another process's local end with that IP; when several share it, the device decides.
+      std::set<int64_t> by_ip, by_dev;
+      for (const Event& o : job.events)
+        if (o.kind == EventKind::kCqeDetail && o.proc != e.proc && o.local_ip == e.remote_ip) {
+          by_ip.insert(o.proc);
+          if (o.local_device == e.remote_device) by_dev.insert(o.proc);
+        }
+      if (by_ip.size() == 1) peer_proc = *by_ip.begin();
+      else if (by_dev.size() == 1) peer_proc = *by_dev.begin();
+    }
+    if (peer_proc < 0) {
+      std::vector<const RankTableDevice*> by_ip;
+      for (const RankTableDevice& d : job.rank_table)
+        if (!e.remote_ip.empty() && d.device_ip == e.remote_ip) by_ip.push_back(&d);
+      for (const RankTableDevice* d : by_ip)
+        if (by_ip.size() == 1 || std::to_string(d->device_id) == e.remote_device)
+          peer_proc = job.ProcOfUid(d->server_id + "/" + std::to_string(d->device_id));
     }
     RankRef peer = cx->Ref(peer_proc, "peer");
     if (peer.host.empty()) peer.host = e.remote_server;
@@ -1214,18 +1370,17 @@ void RuleCqe(Ctx* cx) {
 
 void RuleLink(Ctx* cx) {
   const Job& job = cx->job;
-  std::vector<const Event*> timeouts, binds, params, missing, transport, inconsistent;
+  std::vector<const Event*> timeouts, binds, missing, transport, inconsistent;
   for (const Event& e : job.events) {
     if (e.kind == EventKind::kLinkTimeout || e.kind == EventKind::kTopoTimeout ||
         (e.kind == EventKind::kScreenError && (e.code == "EI0006" || e.code == "EI0015")))
       timeouts.push_back(&e);
     if (e.kind == EventKind::kBindFail || (e.kind == EventKind::kScreenError && (e.code == "EI0019" || e.code == "EI0020")))
       binds.push_back(&e);
-    if (e.kind == EventKind::kParamCheckFail || (e.kind == EventKind::kScreenError && e.code == "EI0005"))
-      params.push_back(&e);
     if (e.kind == EventKind::kMissingRanks) missing.push_back(&e);
     if (e.kind == EventKind::kTransportError) transport.push_back(&e);
-    if (e.kind == EventKind::kOpInconsistent) inconsistent.push_back(&e);
+    // HCCL's heartbeat op check; Vigil's own check line names the remote rank (RuleConsistency).
+    if (e.kind == EventKind::kOpInconsistent && e.remote_rank < 0) inconsistent.push_back(&e);
   }
   if (!binds.empty()) {
     const Event& e = *binds.front();
@@ -1252,34 +1407,6 @@ void RuleLink(Ctx* cx) {
     f.facts.push_back({"port", std::to_string(port)});
     for (const Event* b : binds)
       if (f.evidence.size() < 4) f.evidence.push_back(cx->Ev(*b, "bind failure"));
-    cx->out.push_back(std::move(f));
-  }
-  if (!params.empty()) {
-    const Event& e = *params.front();
-    std::string name, local, remote;
-    for (const Event* p : params) {
-      if (name.empty()) name = p->name;
-      if (local.empty()) local = p->local;
-      if (remote.empty()) remote = p->remote;
-    }
-    Finding f;
-    f.fault = "param_mismatch";
-    f.code = "EI0005";
-    f.title = fmt::format("Ranks disagree on parameter {} (local {}, remote {})", name.empty() ? "?" : name,
-                          local.empty() ? "?" : local, remote.empty() ? "?" : remote);
-    f.summary = fmt::format("The link-establishment consistency check failed on {}: this rank has {}, its peer "
-                            "has {}.", name.empty() ? "a parameter" : name, local, remote);
-    f.advice = "Give every rank the same value (env variables such as HCCL_BUFFSIZE must match on all "
-               "nodes; the same op, count and dtype in the same order). " + CatalogueAdvice("EI0005");
-    f.confidence = "high";
-    f.score = 90;
-    f.time = e.time;
-    f.ranks.push_back(cx->Ref(e.proc, "reporter"));
-    f.facts.push_back({"parameter", name});
-    f.facts.push_back({"local", local});
-    f.facts.push_back({"remote", remote});
-    for (const Event* p : params)
-      if (f.evidence.size() < 4) f.evidence.push_back(cx->Ev(*p, "consistency check"));
     cx->out.push_back(std::move(f));
   }
   if (!timeouts.empty() || !missing.empty()) {
@@ -1371,6 +1498,158 @@ void RuleLink(Ctx* cx) {
   }
 }
 
+// --- rule 8c: arguments inconsistent between ranks (EI0005, consistency-check lines) -----------
+
+// The value of one parameter that each rank holds, from every rank's own report (its local
+// value) and from its peers' reports (their remote value): the ranks off the majority are the
+// odd ones. Two ranks (or a tie) cannot be told apart: both are named.
+void RuleConsistency(Ctx* cx) {
+  const Job& job = cx->job;
+  struct Obs {
+    const Event* e;
+    std::string group, param, local, remote, ccl_op;
+    int64_t rank = -1, remote_rank = -1, index = -1;
+  };
+  // Vigil's op-check lines: local/remote rank and index per (process, group).
+  std::map<std::pair<int64_t, std::string>, const Event*> op_lines;
+  for (const Event& e : job.events)
+    if (e.kind == EventKind::kOpInconsistent && e.remote_rank >= 0) op_lines.emplace(std::make_pair(e.proc, e.group), &e);
+  std::vector<Obs> obs;
+  std::set<std::tuple<int64_t, std::string, std::string>> seen;  // (proc, group, param): one report each
+  for (const Event& e : job.events) {
+    bool screen = e.kind == EventKind::kScreenError && e.code == "EI0005";
+    if (!screen && e.kind != EventKind::kParamCheckFail) continue;
+    Obs o{&e, e.group, e.name, e.local, e.remote, screen ? e.tag : std::string()};
+    if (o.group.empty() && e.proc >= 0) {
+      // HCCL's "CMD information" line names no comm: the process's only comm, if one.
+      int n = 0;
+      for (const Comm& c : job.comms)
+        if (c.MemberOfProc(e.proc) >= 0) o.group = c.group, ++n;
+      if (n != 1) o.group.clear();
+    }
+    o.rank = e.rank;
+    o.remote_rank = e.remote_rank;
+    if (o.rank < 0 && !o.group.empty()) o.rank = cx->Ref(e.proc, "", o.group).rank;
+    auto ol = op_lines.find({e.proc, o.group});
+    if (ol != op_lines.end()) {
+      if (o.rank < 0) o.rank = ol->second->rank;
+      if (o.remote_rank < 0) o.remote_rank = ol->second->remote_rank;
+      o.index = ol->second->index;
+    }
+    if (o.index < 0)
+      for (const TaskFailure& tf : job.failures)
+        if (tf.proc == e.proc && tf.group == o.group && tf.index >= 0) o.index = tf.index;
+    if (!seen.insert({e.proc, o.group, o.param}).second) {
+      // The same report twice (screen line and check line): keep what the second adds.
+      for (Obs& x : obs)
+        if (x.e->proc == e.proc && x.group == o.group && x.param == o.param) {
+          if (x.remote_rank < 0) x.remote_rank = o.remote_rank;
+          if (x.ccl_op.empty()) x.ccl_op = o.ccl_op;
+          if (x.local.empty()) x.local = o.local;
+          if (x.remote.empty()) x.remote = o.remote;
+        }
+      continue;
+    }
+    obs.push_back(std::move(o));
+  }
+  std::map<std::pair<std::string, std::string>, std::vector<const Obs*>> by;
+  for (const Obs& o : obs) by[{o.group, o.param}].push_back(&o);
+  for (const auto& [key, list] : by) {
+    const auto& [group, param] = key;
+    // rank -> value; a rank's own report wins over what a peer says of it.
+    std::map<int64_t, std::string> value;
+    for (const Obs* o : list)
+      if (o->rank >= 0 && !o->local.empty()) value[o->rank] = o->local;
+    for (const Obs* o : list)
+      if (o->remote_rank >= 0 && !o->remote.empty() && !value.count(o->remote_rank)) value[o->remote_rank] = o->remote;
+    std::map<std::string, std::vector<int64_t>> ranks_of;
+    for (const auto& [r, v] : value) ranks_of[v].push_back(r);
+    size_t best = 0;
+    std::string major;
+    for (const auto& [v, rs] : ranks_of)
+      if (rs.size() > best) best = rs.size(), major = v;
+    size_t at_best = 0;
+    for (const auto& [v, rs] : ranks_of) at_best += rs.size() == best ? 1 : 0;
+    const bool known = ranks_of.size() >= 2;
+    const bool tie = known && at_best > 1;
+
+    std::string p = param;
+    for (char& ch : p) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
+    const bool op_param = p == "optype" || p == "cmdtype";
+    const bool count_param = p == "count";
+    const bool dtype_param = p == "datatype";
+    const bool per_op = op_param || count_param || dtype_param;
+    int64_t index = -1;
+    std::string ccl_op;
+    for (const Obs* o : list) {
+      if (index < 0) index = o->index;
+      if (ccl_op.empty()) ccl_op = o->ccl_op;
+    }
+    const Obs& first = *list.front();
+    Finding f;
+    f.fault = op_param ? "op_mismatch" : count_param ? "count_mismatch" : dtype_param ? "dtype_mismatch" : "param_mismatch";
+    f.code = "EI0005";
+    std::vector<int64_t> odd;
+    if (known) {
+      for (const auto& [v, rs] : ranks_of)
+        if (tie || v != major) odd.insert(odd.end(), rs.begin(), rs.end());
+      std::sort(odd.begin(), odd.end());
+      for (int64_t r : odd) {
+        int64_t ci = job.CommIndex(group);
+        int64_t mi = ci >= 0 ? job.comms[ci].MemberOfRank(r) : -1;
+        RankRef ref = cx->Ref(mi >= 0 ? job.comms[ci].members[mi].proc : -1, "root cause", group, r);
+        ref.rank = r;
+        ref.group = group;
+        f.ranks.push_back(ref);
+      }
+    } else {
+      f.ranks.push_back(cx->Ref(first.e->proc, "reporter", group, first.rank));
+    }
+    std::string values;
+    for (const auto& [v, rs] : ranks_of)
+      values += fmt::format("{}rank{} {}: {}", values.empty() ? "" : "; ", rs.size() > 1 ? "s" : "", RankList(rs), v);
+    std::string where = index >= 0 ? fmt::format(" at op index {}", index) : std::string();
+    std::string comm = group.empty() ? std::string() : " of " + group;
+    if (known && !tie) {
+      std::string odd_vals;
+      for (int64_t r : odd) odd_vals += fmt::format("{}rank {} has {}", odd_vals.empty() ? "" : ", ", r, value[r]);
+      f.title = fmt::format("{} mismatch{}{}: {} (the others: {})", param, where, comm, odd_vals, major);
+    } else if (known) {
+      f.title = fmt::format("{} mismatch{}{}: {}", param, where, comm, values);
+    } else {
+      f.title = fmt::format("Ranks disagree on parameter {} (local {}, remote {})", param.empty() ? "?" : param,
+                            first.local.empty() ? "?" : first.local, first.remote.empty() ? "?" : first.remote);
+    }
+    f.summary = fmt::format(
+        "The consistency check{} failed on parameter {}{}: {}. {}", ccl_op.empty() ? "" : " of " + ccl_op,
+        param.empty() ? "?" : param, where,
+        known ? values : fmt::format("this rank has {}, its peer has {}", first.local, first.remote),
+        per_op ? "Collectives must be called in the same order with the same arguments on every rank."
+               : "Communicator-wide settings must be equal on every rank.");
+    f.advice = (per_op ? std::string("Fix the script so every rank issues the same collective sequence (look for "
+                                     "rank-dependent branches, uneven data per rank, a skipped or extra call). ")
+                       : std::string("Give every rank the same value (env variables such as HCCL_BUFFSIZE must "
+                                     "match on all nodes). ")) +
+               CatalogueAdvice("EI0005");
+    f.confidence = known && !tie ? "high" : known ? "medium" : "high";
+    f.score = known && !tie ? 91 : 90;
+    f.time = first.e->time;
+    f.facts.push_back({"parameter", param});
+    f.facts.push_back({"local", first.local});
+    f.facts.push_back({"remote", first.remote});
+    if (index >= 0) f.facts.push_back({"index", std::to_string(index)});
+    if (!ccl_op.empty()) f.facts.push_back({"ccl_op", ccl_op});
+    f.facts.push_back({"odd_ranks", RankList(odd)});
+    for (const Obs* o : list)
+      if (f.evidence.size() < 6) f.evidence.push_back(cx->Ev(*o->e, "consistency check"));
+    for (const Obs* o : list) {
+      auto ol = op_lines.find({o->e->proc, o->group});
+      if (ol != op_lines.end() && f.evidence.size() < kMaxEvidence) f.evidence.push_back(cx->Ev(*ol->second, "op check"));
+    }
+    cx->out.push_back(std::move(f));
+  }
+}
+
 // --- AIV and remaining screen errors -----------------------------------------------------------
 
 void RuleOther(Ctx* cx) {
@@ -1418,6 +1697,37 @@ void RuleOther(Ctx* cx) {
   }
 }
 
+// The heartbeat says where (STUCK: a rank stopped issuing ops); a finding that names that same
+// rank and says why (it entered the op late, it called a different op) explains it and leads,
+// with the heartbeat's events as corroboration.
+void Reconcile(Ctx* cx) {
+  auto same = [](const RankRef& a, const RankRef& b) {
+    if (a.pid >= 0 && b.pid >= 0) return a.pid == b.pid && a.node == b.node;
+    return !a.uid.empty() && a.uid == b.uid;
+  };
+  for (const Finding& hb : cx->out) {
+    if (hb.fault != "process_stuck" || hb.ranks.empty()) continue;
+    const RankRef& crimer = hb.ranks.front();
+    for (Finding& f : cx->out) {
+      if (f.fault != "late_rank" && f.fault != "op_mismatch" && f.fault != "count_mismatch" &&
+          f.fault != "dtype_mismatch" && f.fault != "missing_op")
+        continue;
+      bool names = false;
+      for (const RankRef& r : f.ranks) names = names || same(r, crimer);
+      if (!names || f.score > hb.score) continue;
+      f.score = hb.score + 1;
+      f.confidence = "high";
+      f.facts.push_back({"heartbeat", "STUCK at " + crimer.uid});
+      f.summary += fmt::format(" The heartbeat agrees: it reported {} STUCK.", crimer.uid);
+      if (!hb.evidence.empty() && f.evidence.size() < kMaxEvidence) {
+        Evidence e = hb.evidence.front();
+        e.note = "heartbeat: " + e.note;
+        f.evidence.push_back(std::move(e));
+      }
+    }
+  }
+}
+
 }  // namespace
 
 std::string DescribeRank(const RankRef& r) {
@@ -1447,7 +1757,9 @@ std::vector<Finding> ApplyRules(const Job& job) {
   RuleMemory(&cx);
   RuleCqe(&cx);
   RuleLink(&cx);
+  RuleConsistency(&cx);
   RuleOther(&cx);
+  Reconcile(&cx);
   for (Finding& f : cx.out)
     for (Evidence& e : f.evidence)
       if (e.text.empty()) e.text = ReadLineAt(e.file, e.loc.offset);

@@ -208,7 +208,7 @@ TEST(DiagnoseScan, FlightRecorderDumpsShowCountMismatch) {
   ASSERT_EQ(r.job.dumps.size(), 2u);
   const Finding* f = nullptr;
   for (const Finding& x : r.findings)
-    if (x.fault == "sequence_mismatch") f = &x;
+    if (x.fault == "count_mismatch") f = &x;
   ASSERT_NE(f, nullptr) << RenderText(r, true);
   EXPECT_NE(f->title.find("op #5"), std::string::npos) << f->title;
   bool not_ours_listed = false;
