@@ -76,6 +76,11 @@ add_host() {
 
 fail() {
   echo "FAIL [$SCENARIO]: $*"
+  # What the ranks said, so a failure in CI can be read from ctest's output alone.
+  if [ -d "${LOGS:-}" ]; then
+    echo "--- first ERROR lines of the job's logs:"
+    grep -rh "\[ERROR\]" "$LOGS" 2>/dev/null | head -20 | cut -c1-400
+  fi
   exit 1
 }
 
