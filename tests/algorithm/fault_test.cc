@@ -36,8 +36,11 @@ TEST(Fault, BrokenLinkReturnsRemote) {
   }
 }
 
-// A link breaking in the middle of a large op on 4 ranks: the two ends see HCCL_E_REMOTE, the
-// others give up at their deadline; nobody hangs.
+// A link breaking in the middle of a large op on 4 ranks: its receiving end (rank 2, which
+// always waits on it again) sees HCCL_E_REMOTE; the sending end sees it only if it still has
+// data for the link when the break lands (otherwise it waits on rank 0 like the others, and in
+// the library the heartbeat's CQE broadcast aborts it); the others give up at their deadline;
+// nobody hangs.
 TEST(Fault, LinkBreaksMidOp) {
   World w(4, 4096);
   std::vector<HcclResult> rc(4);
@@ -61,9 +64,8 @@ TEST(Fault, LinkBreaksMidOp) {
     rc[r] = hr;
   });
   breaker.join();
-  EXPECT_EQ(rc[1], HCCL_E_REMOTE);
   EXPECT_EQ(rc[2], HCCL_E_REMOTE);
-  for (uint32_t r : {0u, 3u}) {
+  for (uint32_t r : {0u, 1u, 3u}) {
     EXPECT_TRUE(rc[r] == HCCL_E_TIMEOUT || rc[r] == HCCL_E_REMOTE) << rc[r];
   }
 }
