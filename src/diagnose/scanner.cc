@@ -13,9 +13,11 @@
 #include <cstring>
 #include <filesystem>
 #include <mutex>
+#include <set>
 #include <thread>
 
 #include "diagnose/line_parser.h"
+#include "diagnose/walker.h"
 
 #if defined(VIGIL_HAVE_ZLIB)
 #include <zlib.h>
@@ -35,38 +37,8 @@ bool HasSuffix(const std::string& s, std::string_view suf) {
   return s.size() >= suf.size() && s.compare(s.size() - suf.size(), suf.size(), suf) == 0;
 }
 
-bool IsGzip(const std::string& name) { return HasSuffix(name, ".gz"); }
-
-// Compressed forms that are listed, not read (.gz is read when built with zlib).
-bool IsCompressed(const std::string& name) {
-  return (IsGzip(name) && !GzipSupported()) || HasSuffix(name, ".zip") || HasSuffix(name, ".bz2") ||
-         HasSuffix(name, ".xz") || HasSuffix(name, ".zst") || HasSuffix(name, ".tar") ||
-         HasSuffix(name, ".tgz");
-}
-
-bool LooksLikeLog(const fs::path& p) {
-  std::string name = p.filename().string();
-  if (HasSuffix(name, ".log") || HasSuffix(name, ".txt") || HasSuffix(name, ".json") ||
-      HasSuffix(name, ".out") || HasSuffix(name, ".err"))
-    return true;
-  if (name.find(".log.") != std::string::npos) return true;  // rotated
-  for (const auto& part : p.parent_path()) {
-    std::string s = part.string();
-    if (s == "plog" || s.starts_with("device-")) return true;
-  }
-  return false;
-}
-
-// The CANN log root above run/|debug/|security/, else the file's folder.
-std::string NodeOf(const fs::path& p) {
-  fs::path dir = p.parent_path();
-  fs::path cur = dir;
-  for (int up = 0; up < 4 && !cur.empty() && cur.has_filename(); ++up) {
-    std::string n = cur.filename().string();
-    if (n == "run" || n == "debug" || n == "security") return cur.parent_path().string();
-    cur = cur.parent_path();
-  }
-  return dir.string();
+bool IsGzip(const std::string& name) {
+  return HasSuffix(name, ".gz");
 }
 
 // Per-file parse state: the file's results plus the map from (pid, group) to its CommOps.
@@ -108,7 +80,8 @@ class FileParser {
   // Puts each communicator's ring of recent ops in order (oldest first).
   void Finish() {
     for (CommOps& c : out_->comms) {
-      std::rotate(c.recent.begin(), c.recent.begin() + static_cast<std::ptrdiff_t>(c.ring_head), c.recent.end());
+      std::rotate(c.recent.begin(), c.recent.begin() + static_cast<std::ptrdiff_t>(c.ring_head),
+                  c.recent.end());
       c.ring_head = 0;
     }
   }
@@ -176,7 +149,8 @@ class FileParser {
     OpEntry& op = op_scratch_;
     bool by_ptr = key.group.empty();
     std::string_view name = by_ptr ? key.comm_ptr : key.group;
-    if (last_comm_ == SIZE_MAX || r.pid != last_comm_pid_ || by_ptr != last_comm_by_ptr_ || name != last_comm_name_) {
+    if (last_comm_ == SIZE_MAX || r.pid != last_comm_pid_ || by_ptr != last_comm_by_ptr_ ||
+        name != last_comm_name_) {
       std::string group = by_ptr ? "comm:" + std::string(key.comm_ptr) : std::string(key.group);
       auto mk = std::make_pair(r.pid, group);
       auto it = comm_index_.find(mk);
@@ -263,10 +237,12 @@ void FeedStream(ReadFn&& read_some, FileParser* parser, FileResult* out, std::ve
     ssize_t n = read_some(buf->data() + have, buf->size() - have);
     if (n < 0) {
       if (errno == EINTR) continue;
-      if (out->skip_reason.empty()) out->skip_reason = std::string("read error: ") + std::strerror(errno);
+      if (out->skip_reason.empty())
+        out->skip_reason = std::string("read error: ") + std::strerror(errno);
       n = 0;  // parse what was read
     }
-    if (progress != nullptr) progress->fetch_add(static_cast<uint64_t>(n), std::memory_order_relaxed);
+    if (progress != nullptr)
+      progress->fetch_add(static_cast<uint64_t>(n), std::memory_order_relaxed);
     out->bytes += static_cast<uint64_t>(n);
     have += static_cast<size_t>(n);
     bool eof = n == 0;
@@ -297,7 +273,8 @@ void FeedStream(ReadFn&& read_some, FileParser* parser, FileResult* out, std::ve
 
 #if defined(VIGIL_HAVE_ZLIB)
 // Reads a gzip file (all members; a plain file passes through) into the line splitter.
-void FeedGzip(int fd, FileParser* parser, FileResult* out, std::vector<char>* buf, std::atomic<uint64_t>* progress) {
+void FeedGzip(int fd, FileParser* parser, FileResult* out, std::vector<char>* buf,
+              std::atomic<uint64_t>* progress) {
   int dup_fd = ::dup(fd);  // gzclose closes its descriptor; the caller closes fd
   gzFile gz = dup_fd < 0 ? nullptr : ::gzdopen(dup_fd, "rb");
   if (gz == nullptr) {
@@ -312,7 +289,8 @@ void FeedGzip(int fd, FileParser* parser, FileResult* out, std::vector<char>* bu
         if (got < 0) {
           int err = 0;
           const char* msg = ::gzerror(gz, &err);
-          out->skip_reason = std::string("gzip: ") + (msg != nullptr ? msg : "error") + " (read up to there)";
+          out->skip_reason =
+              std::string("gzip: ") + (msg != nullptr ? msg : "error") + " (read up to there)";
           errno = EIO;
           return -1;
         }
@@ -321,15 +299,17 @@ void FeedGzip(int fd, FileParser* parser, FileResult* out, std::vector<char>* bu
           int err = Z_OK;
           const char* msg = ::gzerror(gz, &err);
           if (err != Z_OK && out->skip_reason.empty())
-            out->skip_reason = std::string("gzip: ") + (msg != nullptr ? msg : "error") + " (read up to there)";
+            out->skip_reason =
+                std::string("gzip: ") + (msg != nullptr ? msg : "error") + " (read up to there)";
         }
         return got;
       },
       parser, out, buf, nullptr);
   // Progress counts file (compressed) bytes, like the total it is compared with.
   if (progress != nullptr) {
-    struct stat st{};
-    if (::fstat(fd, &st) == 0) progress->fetch_add(static_cast<uint64_t>(st.st_size), std::memory_order_relaxed);
+    struct stat st {};
+    if (::fstat(fd, &st) == 0)
+      progress->fetch_add(static_cast<uint64_t>(st.st_size), std::memory_order_relaxed);
   }
   ::gzclose(gz);
 }
@@ -364,10 +344,22 @@ bool GunzipAll(int fd, uint64_t limit, std::string* text) {
 
 void ParseFile(const InputFile& in, uint32_t index, FileResult* out, std::vector<char>* buf,
                std::atomic<uint64_t>* progress) {
-  int fd = in.path == "-" ? 0 : ::open(in.path.c_str(), O_RDONLY | O_CLOEXEC);
+  // O_NONBLOCK: a FIFO with no writer (or a file replaced by one since the walk) must not block
+  // the open; reads block again once we know it is a regular file or a FIFO.
+  int fd = in.path == "-" ? 0 : ::open(in.path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
   if (fd < 0) {
     out->skip_reason = std::string("cannot open: ") + std::strerror(errno);
     return;
+  }
+  if (fd != 0) {
+    struct stat st {};
+    if (::fstat(fd, &st) != 0 || !(S_ISREG(st.st_mode) || S_ISFIFO(st.st_mode))) {
+      out->skip_reason =
+          S_ISDIR(st.st_mode) ? "is a folder now: not read" : "not a regular file: not read";
+      ::close(fd);
+      return;
+    }
+    ::fcntl(fd, F_SETFL, ::fcntl(fd, F_GETFL) & ~O_NONBLOCK);
   }
   out->read = true;
   const bool gz = fd != 0 && IsGzip(in.path);
@@ -411,63 +403,9 @@ void ParseFile(const InputFile& in, uint32_t index, FileResult* out, std::vector
   }
   parser.Finish();
   if (fd != 0) ::close(fd);
-  if (out->records == 0 && out->dumps.empty() && out->rank_table.empty() && out->skip_reason.empty())
+  if (out->records == 0 && out->dumps.empty() && out->rank_table.empty() &&
+      out->skip_reason.empty())
     out->skip_reason = out->binary_lines > 0 ? "no log records (binary data)" : "no log records";
-}
-
-void Walk(const std::string& arg, ScanResult* res) {
-  if (arg == "-") {
-    res->files.push_back({"-", "stdin", 0});
-    return;
-  }
-  std::error_code ec;
-  fs::path root(arg);
-  fs::file_status st = fs::status(root, ec);
-  if (ec || !fs::exists(st)) {
-    res->skipped.push_back({arg, "no such file or folder"});
-    return;
-  }
-  auto add = [&](const fs::path& p, bool explicit_file) {
-    std::string s = p.string();
-    if (IsCompressed(s)) {
-      res->skipped.push_back({s, IsGzip(s) ? "compressed (vigil was built without zlib: gunzip it first)"
-                                           : "compressed (decompress it first)"});
-      return;
-    }
-    if (!explicit_file && !LooksLikeLog(p)) {
-      ++res->ignored_files;
-      return;
-    }
-    std::error_code e2;
-    uint64_t size = fs::file_size(p, e2);
-    if (e2) {
-      res->skipped.push_back({s, "cannot stat: " + e2.message()});
-      return;
-    }
-    res->files.push_back({s, NodeOf(p), size});
-  };
-  if (!fs::is_directory(st)) {
-    if (!fs::is_regular_file(st) && !fs::is_fifo(st)) {
-      res->skipped.push_back({arg, "not a regular file"});
-      return;
-    }
-    add(root, true);
-    return;
-  }
-  fs::recursive_directory_iterator it(root, fs::directory_options::skip_permission_denied, ec);
-  if (ec) {
-    res->skipped.push_back({arg, "cannot read folder: " + ec.message()});
-    return;
-  }
-  for (; it != fs::recursive_directory_iterator(); it.increment(ec)) {
-    if (ec) {
-      res->skipped.push_back({it->path().string(), "cannot read folder: " + ec.message()});
-      ec.clear();
-      continue;
-    }
-    std::error_code e3;
-    if (it->is_regular_file(e3)) add(it->path(), false);
-  }
 }
 
 }  // namespace
@@ -500,13 +438,20 @@ FileResult ParseText(std::string_view text, uint32_t file_index) {
 
 ScanResult Scan(const std::vector<std::string>& inputs, const ScanOptions& options) {
   ScanResult res;
-  for (const auto& in : inputs) Walk(in, &res);
-  // Same file named twice (overlapping inputs): read once.
+  WalkInputs(inputs, &res);
+  // Same file named twice (overlapping inputs, symlinks, hard links): read once, by its first path.
   std::sort(res.files.begin(), res.files.end(),
             [](const InputFile& a, const InputFile& b) { return a.path < b.path; });
-  res.files.erase(std::unique(res.files.begin(), res.files.end(),
-                              [](const InputFile& a, const InputFile& b) { return a.path == b.path; }),
-                  res.files.end());
+  res.files.erase(
+      std::unique(res.files.begin(), res.files.end(),
+                  [](const InputFile& a, const InputFile& b) { return a.path == b.path; }),
+      res.files.end());
+  {
+    std::set<std::pair<uint64_t, uint64_t>> ids;
+    std::erase_if(res.files, [&](const InputFile& f) {
+      return f.regular && !ids.insert({f.dev, f.ino}).second;
+    });
+  }
   for (const auto& f : res.files) res.total_bytes += f.size;
   res.results.resize(res.files.size());
 

@@ -1,16 +1,16 @@
 // Finds log files under the inputs and parses them, in parallel, into per-file results.
 //
-// Inputs: folders (walked recursively, symlinked folders not followed), single files, "-" for
-// stdin. A folder's file is read when it looks like a log: *.log, *.txt, *.json, rotated names
-// (*.log.1, *.log.2025..., *.log.gz), or anything under a plog/ or device-*/ folder. Gzip files
-// (rotated plogs) are decompressed on the fly when built with zlib; other compressed files and
-// files that cannot be opened are not read but are listed with the reason, as are files in
-// which no record was found.
+// Inputs: folders (walked recursively by walker.h, which says which files are read and which are
+// named as unusable), single files, "-" for stdin. Gzip files (rotated plogs) are decompressed on
+// the fly when built with zlib; other compressed files and files that cannot be opened or read
+// are not read (or read up to the error) and are listed with the reason, as are files in which no
+// record was found. Nothing in the input stops the scan: every file is opened non-blocking (a
+// FIFO with no writer reads as empty), and what is not a regular file or FIFO is not read.
 //
 // Files are read in 4 MiB chunks into a reusable buffer per worker (bounded memory whatever the
-// file size; gzip files through zlib into the same buffer). Lines are split with memchr, records at every record start (one vectorized pass), and
-// each record goes through ParseRecordContent, whose one-pass keyword filter rejects
-// uninteresting records cheaply.
+// file size; gzip files through zlib into the same buffer). Lines are split with memchr, records at
+// every record start (one vectorized pass), and each record goes through ParseRecordContent, whose
+// one-pass keyword filter rejects uninteresting records cheaply.
 #pragma once
 
 #include <cstdint>
@@ -25,9 +25,11 @@
 namespace vigil::diagnose {
 
 struct InputFile {
-  std::string path;       // as opened
-  std::string node;       // CANN log root (folder above run/ debug/) or the file's folder
+  std::string path;  // as opened
+  std::string node;  // CANN log root (folder above run/ debug/) or the file's folder
   uint64_t size = 0;
+  bool regular = false;       // a regular file (else a FIFO or stdin: read as a stream)
+  uint64_t dev = 0, ino = 0;  // one file reached by several paths (symlinks) is read once
 };
 
 struct SkippedFile {
@@ -54,11 +56,11 @@ struct CommOps {
   // The last kKeep ops, oldest first once the file is parsed (a ring while it is parsed, so an
   // op costs no allocation); seq = ordinal within this file.
   std::vector<OpEntry> recent;
-  size_t ring_head = 0;              // parse-time only: index of the oldest op when full
+  size_t ring_head = 0;  // parse-time only: index of the oldest op when full
   std::map<int32_t, StreamStat> streams;
-  int64_t stream_switches = 0;       // consecutive ops on different streams
-  Micros min_switch_gap = -1;        // shortest time between two such ops
-  Loc switch_loc_a, switch_loc_b;    // the pair with that gap
+  int64_t stream_switches = 0;     // consecutive ops on different streams
+  Micros min_switch_gap = -1;      // shortest time between two such ops
+  Loc switch_loc_a, switch_loc_b;  // the pair with that gap
 };
 
 // What one file says about one process.
@@ -74,12 +76,12 @@ struct ProcessSeen {
 
 struct FileResult {
   bool read = false;
-  std::string skip_reason;             // when not read (or read with no records)
+  std::string skip_reason;  // when not read (or read with no records)
   uint64_t bytes = 0, lines = 0, records = 0;
-  uint64_t unparsed_lines = 0;         // lines with no record start (continuations, text, junk)
-  uint64_t binary_lines = 0;           // of those, lines with control bytes
-  uint64_t overlong_lines = 0;         // lines cut at the buffer size
-  uint64_t dropped_events = 0;         // beyond the per-file caps
+  uint64_t unparsed_lines = 0;  // lines with no record start (continuations, text, junk)
+  uint64_t binary_lines = 0;    // of those, lines with control bytes
+  uint64_t overlong_lines = 0;  // lines cut at the buffer size
+  uint64_t dropped_events = 0;  // beyond the per-file caps
   std::vector<Event> events;
   std::vector<CommOps> comms;
   std::map<int64_t, ProcessSeen> processes;
@@ -95,9 +97,9 @@ struct ScanOptions {
 
 struct ScanResult {
   std::vector<InputFile> files;
-  std::vector<FileResult> results;     // parallel to files
-  std::vector<SkippedFile> skipped;    // not read at all
-  uint64_t ignored_files = 0;          // not log-like, in walked folders
+  std::vector<FileResult> results;   // parallel to files
+  std::vector<SkippedFile> skipped;  // not read at all
+  uint64_t ignored_files = 0;        // not log-like, in walked folders
   uint64_t total_bytes = 0;
 };
 

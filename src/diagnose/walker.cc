@@ -1,0 +1,200 @@
+#include "diagnose/walker.h"
+
+#include <dirent.h>
+#include <sys/stat.h>
+
+#include <cerrno>
+#include <cstring>
+#include <filesystem>
+#include <set>
+#include <utility>
+
+namespace vigil::diagnose {
+namespace fs = std::filesystem;
+
+namespace {
+
+bool HasSuffix(const std::string& s, std::string_view suf) {
+  return s.size() >= suf.size() && s.compare(s.size() - suf.size(), suf.size(), suf) == 0;
+}
+
+// Compressed forms that are named, not read (.gz is read when built with zlib).
+bool IsCompressed(const std::string& name) {
+  return (HasSuffix(name, ".gz") && !GzipSupported()) || HasSuffix(name, ".zip") ||
+         HasSuffix(name, ".bz2") || HasSuffix(name, ".xz") || HasSuffix(name, ".zst") ||
+         HasSuffix(name, ".tar") || HasSuffix(name, ".tgz");
+}
+
+// The CANN log root above run/|debug/|security/, else the file's folder.
+std::string NodeOf(const fs::path& p) {
+  fs::path dir = p.parent_path();
+  fs::path cur = dir;
+  for (int up = 0; up < 4 && !cur.empty() && cur.has_filename(); ++up) {
+    std::string n = cur.filename().string();
+    if (n == "run" || n == "debug" || n == "security") return cur.parent_path().string();
+    cur = cur.parent_path();
+  }
+  return dir.string();
+}
+
+const char* KindOf(mode_t m) {
+  if (S_ISFIFO(m)) return "FIFO";
+  if (S_ISSOCK(m)) return "socket";
+  if (S_ISCHR(m)) return "character device";
+  if (S_ISBLK(m)) return "block device";
+  return "special file";
+}
+
+// Why stat() failed on a path that lstat() may still see (a symlink whose target is missing or
+// loops).
+std::string StatFailure(const std::string& path, int err) {
+  struct stat lst {};
+  if (::lstat(path.c_str(), &lst) == 0 && S_ISLNK(lst.st_mode)) {
+    if (err == ENOENT) return "dangling symlink (target missing)";
+    if (err == ELOOP) return "symlink loop";
+    return std::string("symlink target cannot be read: ") + std::strerror(err);
+  }
+  if (err == ENOENT) return "no such file or folder";
+  return std::string("cannot stat: ") + std::strerror(err);
+}
+
+class Walker {
+ public:
+  explicit Walker(ScanResult* res) : res_(res) {}
+
+  void Input(const std::string& arg) {
+    seen_.clear();  // per input: overlapping inputs are de-duplicated by the scanner
+    if (arg == "-") {
+      res_->files.push_back({"-", "stdin", 0});
+      return;
+    }
+    struct stat st {};
+    if (::stat(arg.c_str(), &st) != 0) {
+      Skip(arg, StatFailure(arg, errno));
+      return;
+    }
+    if (S_ISDIR(st.st_mode)) {
+      Folder(arg, st);
+      return;
+    }
+    if (!S_ISREG(st.st_mode) && !S_ISFIFO(st.st_mode)) {
+      Skip(arg, std::string("not a regular file (") + KindOf(st.st_mode) + ")");
+      return;
+    }
+    Add(arg, st, true);
+  }
+
+ private:
+  void Skip(const std::string& path, std::string reason) {
+    res_->skipped.push_back({path, std::move(reason)});
+  }
+
+  void Add(const std::string& path, const struct stat& st, bool explicit_file) {
+    if (IsCompressed(path)) {
+      Skip(path, HasSuffix(path, ".gz")
+                     ? "compressed (vigil was built without zlib: gunzip it first)"
+                     : "compressed (decompress it first)");
+      return;
+    }
+    if (!explicit_file && !LooksLikeLog(path)) {
+      ++res_->ignored_files;
+      return;
+    }
+    InputFile f;
+    f.path = path;
+    f.node = NodeOf(fs::path(path));
+    f.size = S_ISREG(st.st_mode) ? static_cast<uint64_t>(st.st_size) : 0;
+    f.regular = S_ISREG(st.st_mode);
+    f.dev = static_cast<uint64_t>(st.st_dev);
+    f.ino = static_cast<uint64_t>(st.st_ino);
+    res_->files.push_back(std::move(f));
+  }
+
+  // An entry of a walked folder that is not usable: named when it looks like a log, else counted.
+  void Unusable(const std::string& path, std::string reason) {
+    if (LooksLikeLog(path)) {
+      Skip(path, std::move(reason));
+    } else {
+      ++res_->ignored_files;
+    }
+  }
+
+  // Depth-first with an explicit stack: log trees can be deep, and one bad folder must not end
+  // the walk (std::filesystem::recursive_directory_iterator stops at the first folder it cannot
+  // open).
+  void Folder(const std::string& root, const struct stat& root_st) {
+    seen_.insert({root_st.st_dev, root_st.st_ino});
+    std::vector<std::string> stack{root};
+    while (!stack.empty()) {
+      std::string dir = std::move(stack.back());
+      stack.pop_back();
+      DIR* d = ::opendir(dir.c_str());
+      if (d == nullptr) {
+        Skip(dir, std::string("cannot read folder: ") + std::strerror(errno));
+        continue;
+      }
+      const std::string prefix = dir.ends_with('/') ? dir : dir + "/";
+      while (true) {
+        errno = 0;
+        struct dirent* e = ::readdir(d);
+        if (e == nullptr) {
+          if (errno != 0) Skip(dir, std::string("folder read stopped: ") + std::strerror(errno));
+          break;
+        }
+        std::string_view name(e->d_name);
+        if (name == "." || name == "..") continue;
+        std::string path = prefix + e->d_name;
+        struct stat st {};
+        if (::lstat(path.c_str(), &st) != 0) {
+          // Removed since readdir, or a path longer than PATH_MAX: named whatever it is.
+          Skip(path, std::string("cannot stat: ") + std::strerror(errno));
+          continue;
+        }
+        bool link = S_ISLNK(st.st_mode);
+        if (link && ::stat(path.c_str(), &st) != 0) {
+          Unusable(path, StatFailure(path, errno));
+          continue;
+        }
+        if (S_ISDIR(st.st_mode)) {
+          if (!seen_.insert({st.st_dev, st.st_ino}).second) {
+            Skip(path, link ? "symlink to a folder already walked (loop): not walked again"
+                            : "folder already walked: not walked again");
+            continue;
+          }
+          stack.push_back(std::move(path));
+        } else if (S_ISREG(st.st_mode)) {
+          Add(path, st, false);
+        } else {
+          Unusable(path, std::string("not a regular file (") + KindOf(st.st_mode) + "): not read");
+        }
+      }
+      ::closedir(d);
+    }
+  }
+
+  ScanResult* res_;
+  std::set<std::pair<dev_t, ino_t>> seen_;  // folders walked for the current input
+};
+
+}  // namespace
+
+bool LooksLikeLog(const std::string& path) {
+  fs::path p(path);
+  std::string name = p.filename().string();
+  if (HasSuffix(name, ".log") || HasSuffix(name, ".txt") || HasSuffix(name, ".json") ||
+      HasSuffix(name, ".out") || HasSuffix(name, ".err"))
+    return true;
+  if (name.find(".log.") != std::string::npos) return true;  // rotated
+  for (const auto& part : p.parent_path()) {
+    std::string s = part.string();
+    if (s == "plog" || s.starts_with("device-")) return true;
+  }
+  return false;
+}
+
+void WalkInputs(const std::vector<std::string>& inputs, ScanResult* res) {
+  Walker w(res);
+  for (const auto& in : inputs) w.Input(in);
+}
+
+}  // namespace vigil::diagnose
