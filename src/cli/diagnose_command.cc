@@ -2,10 +2,13 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <fstream>
 #include <iostream>
 #include <memory>
+#include <string>
+#include <thread>
 
 #include "diagnose/diagnose.h"
 
@@ -19,7 +22,7 @@ struct DiagnoseArgs {
   std::string html_file;
   bool verbose = false;
   bool no_progress = false;
-  int threads = 2;
+  int threads = 0;  // 0: one per hardware thread
 };
 
 // A one-line progress bar on stderr, only for large inputs on a terminal.
@@ -28,8 +31,9 @@ void Progress(uint64_t done, uint64_t total) {
   if (total < (256ull << 20) || isatty(2) == 0) return;
   int pct = total ? static_cast<int>(done * 100 / total) : 100;
   int bars = pct / 4;
-  std::fprintf(stderr, "\rreading logs [%-25.*s] %3d%% %.1f/%.1f GiB", bars, "#########################", pct,
-               static_cast<double>(done) / (1ull << 30), static_cast<double>(total) / (1ull << 30));
+  std::fprintf(stderr, "\rreading logs [%-25.*s] %3d%% %.1f/%.1f GiB", bars,
+               "#########################", pct, static_cast<double>(done) / (1ull << 30),
+               static_cast<double>(total) / (1ull << 30));
   shown = true;
   if (done >= total && shown) std::fprintf(stderr, "\n");
 }
@@ -37,10 +41,11 @@ void Progress(uint64_t done, uint64_t total) {
 int Run(const DiagnoseArgs& a) {
   diagnose::DiagnoseOptions o;
   o.inputs = a.paths;
-  o.threads = a.threads < 1 ? 1 : a.threads;
+  o.threads = a.threads < 1 ? 0 : a.threads;
   if (!a.no_progress) o.progress = Progress;
   diagnose::DiagnoseResult r = diagnose::Diagnose(o);
-  if (isatty(2) != 0 && !a.no_progress && r.job.stats.bytes >= (256ull << 20)) std::fprintf(stderr, "\r\033[K");
+  if (isatty(2) != 0 && !a.no_progress && r.job.stats.bytes >= (256ull << 20))
+    std::fprintf(stderr, "\r\033[K");
   if (r.job.stats.files == 0) {
     std::cerr << "vigil diagnose: nothing readable in the given path(s)\n";
     for (const auto& s : r.job.skipped) std::cerr << "  " << s.path << ": " << s.reason << "\n";
@@ -75,15 +80,22 @@ int Run(const DiagnoseArgs& a) {
 void RegisterDiagnoseCommand(CLI::App& app, int* exit_code) {
   auto args = std::make_shared<DiagnoseArgs>();
   CLI::App* sub = app.add_subcommand(
-      "diagnose", "Read every rank's logs (CANN plog folders, files, screen captures, flight-recorder "
-                  "dumps) and name the root-cause rank and the reason.");
-  sub->add_option("PATH", args->paths, "log folders (searched recursively), files, or - for stdin")->required();
+      "diagnose",
+      "Read every rank's logs (CANN plog folders, files, screen captures, flight-recorder "
+      "dumps) and name the root-cause rank and the reason.");
+  sub->add_option("PATH", args->paths, "log folders (searched recursively), files, or - for stdin")
+      ->required();
   sub->add_flag("--json", args->json, "print the report as JSON (schema vigil.diagnose/1)");
   sub->add_option("--json-file", args->json_file, "also write the JSON report to FILE");
-  sub->add_option("--html", args->html_file, "also write a self-contained HTML report with a per-rank timeline");
+  sub->add_option("--html", args->html_file,
+                  "also write a self-contained HTML report with a per-rank timeline");
   sub->add_flag("-v,--verbose", args->verbose, "list every finding, communicator and rank");
   sub->add_flag("--no-progress", args->no_progress, "never draw the progress bar");
-  sub->add_option("-j,--threads", args->threads, "reader threads (default 2)");
+  sub->add_option(
+      "-j,--threads", args->threads,
+      "reader threads (default: the hardware threads, std::thread::hardware_concurrency(), " +
+          std::to_string(std::max(1u, std::thread::hardware_concurrency())) +
+          " here); files are read in parallel, and a large file in pieces");
   sub->callback([args, exit_code]() { *exit_code = Run(*args); });
 }
 

@@ -25,11 +25,11 @@
 // Unknown values are null (numbers) or "" (strings).
 #pragma once
 
+#include <cstdint>
 #include <functional>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 #include "diagnose/job_model.h"
 #include "diagnose/rules.h"
@@ -40,7 +40,8 @@ inline constexpr const char* kJsonSchema = "vigil.diagnose/1";
 
 struct DiagnoseOptions {
   std::vector<std::string> inputs;
-  int threads = 2;
+  int threads = 0;                         // reader threads; 0: std::thread::hardware_concurrency()
+  uint64_t min_piece_bytes = 32ull << 20;  // large files are read in pieces of at least this
   std::function<void(uint64_t done, uint64_t total)> progress;
 };
 

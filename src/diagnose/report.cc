@@ -4,6 +4,7 @@
 #include <chrono>
 #include <map>
 #include <set>
+#include <thread>
 
 #include "diagnose/diagnose.h"
 #include "diagnose/scanner.h"
@@ -13,7 +14,9 @@ namespace vigil::diagnose {
 DiagnoseResult Diagnose(const DiagnoseOptions& options) {
   auto t0 = std::chrono::steady_clock::now();
   ScanOptions so;
-  so.threads = options.threads;
+  so.threads = options.threads > 0 ? options.threads
+                                    : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  so.min_piece_bytes = options.min_piece_bytes;
   so.progress = options.progress;
   DiagnoseResult r;
   r.job = BuildJob(Scan(options.inputs, so));

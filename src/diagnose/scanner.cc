@@ -16,6 +16,7 @@
 #include <set>
 #include <thread>
 
+#include "diagnose/file_merge.h"
 #include "diagnose/line_parser.h"
 #include "diagnose/walker.h"
 
@@ -28,9 +29,7 @@ namespace fs = std::filesystem;
 
 namespace {
 
-constexpr size_t kChunk = 4u << 20;          // read size; also the longest line kept whole
-constexpr size_t kMaxEventsPerFile = 20000;  // typed events (errors spam in real jobs)
-constexpr size_t kMaxErrorEventsPerFile = 64;
+constexpr size_t kChunk = 4u << 20;  // read size; also the longest line kept whole
 constexpr uint64_t kMaxJsonBytes = 256ull << 20;
 
 bool HasSuffix(const std::string& s, std::string_view suf) {
@@ -172,6 +171,7 @@ class FileParser {
     CommOps& c = out_->comms[last_comm_];
     if (c.local_rank < 0) c.local_rank = op.local_rank;
     op.seq = c.total++;
+    if (op.seq == 0) c.first = op;
     if (last_stream_ == nullptr || op.stream != last_stream_id_) {
       last_stream_ = &c.streams[op.stream];  // std::map: the pointer stays valid
       last_stream_id_ = op.stream;
@@ -227,12 +227,16 @@ class FileParser {
 
 // Feeds a byte stream to the parser line by line. `buf` is the worker's reusable buffer.
 // read_some returns the bytes read, 0 at the end, or -1 with errno set (EINTR retries).
+// `start` is the stream's offset in its file (a line start). With a `stop_at`, the feed stops
+// after the line that ends at or beyond it (the next line belongs to the next piece of the file).
+// Returns the file offset where parsing stopped.
 template <typename ReadFn>
-void FeedStream(ReadFn&& read_some, FileParser* parser, FileResult* out, std::vector<char>* buf,
-                std::atomic<uint64_t>* progress) {
+uint64_t FeedStream(ReadFn&& read_some, FileParser* parser, FileResult* out, std::vector<char>* buf,
+                    std::atomic<uint64_t>* progress, uint64_t start = 0,
+                    uint64_t stop_at = UINT64_MAX) {
   buf->resize(kChunk);
   size_t have = 0;
-  uint64_t base = 0;  // file offset of (*buf)[0]
+  uint64_t base = start;  // file offset of (*buf)[0]
   while (true) {
     ssize_t n = read_some(buf->data() + have, buf->size() - have);
     if (n < 0) {
@@ -254,10 +258,11 @@ void FeedStream(ReadFn&& read_some, FileParser* parser, FileResult* out, std::ve
       size_t end = static_cast<size_t>(static_cast<const char*>(nl) - data);
       parser->Line(std::string_view(data + pos, end - pos), base + pos);
       pos = end + 1;
+      if (base + pos >= stop_at) return base + pos;
     }
     if (eof) {
       if (pos < have) parser->Line(std::string_view(data + pos, have - pos), base + pos);
-      break;
+      return base + have;
     }
     if (pos == 0 && have == buf->size()) {
       // A line longer than the buffer (binary junk): cut it here.
@@ -342,6 +347,13 @@ bool GunzipAll(int fd, uint64_t limit, std::string* text) {
 }
 #endif
 
+// A file read with nothing useful in it is named too.
+void NoteIfEmpty(FileResult* out) {
+  if (out->records == 0 && out->dumps.empty() && out->rank_table.empty() &&
+      out->skip_reason.empty())
+    out->skip_reason = out->binary_lines > 0 ? "no log records (binary data)" : "no log records";
+}
+
 void ParseFile(const InputFile& in, uint32_t index, FileResult* out, std::vector<char>* buf,
                std::atomic<uint64_t>* progress) {
   // O_NONBLOCK: a FIFO with no writer (or a file replaced by one since the walk) must not block
@@ -403,9 +415,51 @@ void ParseFile(const InputFile& in, uint32_t index, FileResult* out, std::vector
   }
   parser.Finish();
   if (fd != 0) ::close(fd);
-  if (out->records == 0 && out->dumps.empty() && out->rank_table.empty() &&
-      out->skip_reason.empty())
-    out->skip_reason = out->binary_lines > 0 ? "no log records (binary data)" : "no log records";
+  NoteIfEmpty(out);
+}
+
+// One piece of a large plain file: the lines that start in [begin, end) (end = UINT64_MAX: to
+// the end of the file, even if it grew).
+void ParsePiece(const InputFile& in, uint32_t index, uint64_t begin, uint64_t end, FileResult* out,
+                std::vector<char>* buf, std::atomic<uint64_t>* progress) {
+  int fd = ::open(in.path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+  if (fd < 0) {
+    out->skip_reason = std::string("cannot open: ") + std::strerror(errno);
+    return;
+  }
+  out->read = true;
+  // The first line start at or after begin: just past the first '\n' at or after begin - 1.
+  uint64_t start = begin;
+  if (begin > 0) {
+    buf->resize(kChunk);
+    start = UINT64_MAX;  // none in this piece
+    uint64_t at = begin - 1;
+    while (at < end) {
+      ssize_t n = ::pread(fd, buf->data(), buf->size(), static_cast<off_t>(at));
+      if (n < 0 && errno == EINTR) continue;
+      if (n <= 0) break;
+      const void* nl = std::memchr(buf->data(), '\n', static_cast<size_t>(n));
+      if (nl != nullptr) {
+        start = at + static_cast<uint64_t>(static_cast<const char*>(nl) - buf->data()) + 1;
+        break;
+      }
+      at += static_cast<uint64_t>(n);
+    }
+  }
+  if (start < end) {
+    FileParser parser(index, out);
+    uint64_t pos = start;
+    uint64_t stop = FeedStream(
+        [&](char* p, size_t n) -> ssize_t {
+          ssize_t got = ::pread(fd, p, n, static_cast<off_t>(pos));
+          if (got > 0) pos += static_cast<uint64_t>(got);
+          return got;
+        },
+        &parser, out, buf, progress, start, end);
+    parser.Finish();
+    out->bytes = stop - start;  // what this piece owns, not what it read past its end
+  }
+  ::close(fd);
 }
 
 }  // namespace
@@ -455,18 +509,42 @@ ScanResult Scan(const std::vector<std::string>& inputs, const ScanOptions& optio
   for (const auto& f : res.files) res.total_bytes += f.size;
   res.results.resize(res.files.size());
 
-  // Largest files first so two workers finish together.
-  std::vector<size_t> order(res.files.size());
-  for (size_t i = 0; i < order.size(); ++i) order[i] = i;
-  std::stable_sort(order.begin(), order.end(),
-                   [&](size_t a, size_t b) { return res.files[a].size > res.files[b].size; });
+  // Work units: whole files, and pieces of the large plain ones (a single huge plog would
+  // otherwise keep one worker busy while the others idle). Largest first so workers finish
+  // together.
+  const int threads = std::max(1, options.threads);
+  struct Unit {
+    size_t file;
+    size_t part;  // SIZE_MAX: the whole file
+    uint64_t begin, end, size;
+  };
+  std::vector<Unit> units;
+  std::vector<std::vector<FileResult>> parts(res.files.size());
+  const uint64_t piece = std::max<uint64_t>(
+      {options.min_piece_bytes, res.total_bytes / (4 * static_cast<uint64_t>(threads)), 1});
+  for (size_t i = 0; i < res.files.size(); ++i) {
+    const InputFile& f = res.files[i];
+    const bool plain = f.regular && !IsGzip(f.path) && !HasSuffix(f.path, ".json");
+    if (threads == 1 || !plain || f.size < 2 * piece) {
+      units.push_back({i, SIZE_MAX, 0, 0, f.size});
+      continue;
+    }
+    const uint64_t n = (f.size + piece - 1) / piece;
+    parts[i].resize(n);
+    for (uint64_t k = 0; k < n; ++k) {
+      uint64_t begin = f.size * k / n, end = f.size * (k + 1) / n;
+      units.push_back({i, k, begin, k + 1 == n ? UINT64_MAX : end, end - begin});
+    }
+  }
+  std::stable_sort(units.begin(), units.end(),
+                   [](const Unit& a, const Unit& b) { return a.size > b.size; });
 
   std::atomic<size_t> next{0};
   std::atomic<uint64_t> done_bytes{0};
   std::atomic<int> running{0};
   std::mutex mu;
   std::condition_variable cv;
-  int nthreads = std::max(1, std::min<int>(options.threads, static_cast<int>(order.size())));
+  int nthreads = std::max(1, std::min<int>(threads, static_cast<int>(units.size())));
   auto work = [&](int id) {
     char name[16];
     std::snprintf(name, sizeof(name), "vigil-diag-%d", id);
@@ -474,29 +552,41 @@ ScanResult Scan(const std::vector<std::string>& inputs, const ScanOptions& optio
     std::vector<char> buf;
     while (true) {
       size_t k = next.fetch_add(1);
-      if (k >= order.size()) break;
-      size_t i = order[k];
-      ParseFile(res.files[i], static_cast<uint32_t>(i), &res.results[i], &buf, &done_bytes);
+      if (k >= units.size()) break;
+      const Unit& u = units[k];
+      const auto index = static_cast<uint32_t>(u.file);
+      if (u.part == SIZE_MAX) {
+        ParseFile(res.files[u.file], index, &res.results[u.file], &buf, &done_bytes);
+      } else {
+        ParsePiece(res.files[u.file], index, u.begin, u.end, &parts[u.file][u.part], &buf,
+                   &done_bytes);
+      }
     }
     std::lock_guard<std::mutex> lock(mu);
     --running;
     cv.notify_all();
   };
-  std::vector<std::thread> threads;
+  std::vector<std::thread> workers;
   running = nthreads;
-  for (int t = 0; t < nthreads; ++t) threads.emplace_back(work, t);
+  for (int t = 0; t < nthreads; ++t) workers.emplace_back(work, t);
   {
     std::unique_lock<std::mutex> lock(mu);
     while (running > 0) {
       cv.wait_for(lock, std::chrono::milliseconds(200));
       if (options.progress) {
         lock.unlock();
-        options.progress(done_bytes.load(), res.total_bytes);
+        options.progress(std::min(done_bytes.load(), res.total_bytes),
+                         res.total_bytes);  // pieces read past their end
         lock.lock();
       }
     }
   }
-  for (auto& t : threads) t.join();
+  for (auto& t : workers) t.join();
+  for (size_t i = 0; i < res.files.size(); ++i) {
+    if (parts[i].empty()) continue;
+    res.results[i] = MergeParts(std::move(parts[i]));
+    NoteIfEmpty(&res.results[i]);
+  }
   for (size_t i = 0; i < res.files.size(); ++i) {
     if (!res.results[i].skip_reason.empty() && !res.results[i].read)
       res.skipped.push_back({res.files[i].path, res.results[i].skip_reason});

@@ -61,6 +61,7 @@ struct CommOps {
   int64_t stream_switches = 0;     // consecutive ops on different streams
   Micros min_switch_gap = -1;      // shortest time between two such ops
   Loc switch_loc_a, switch_loc_b;  // the pair with that gap
+  OpEntry first;                   // the first op (joins the pieces of a split file)
 };
 
 // What one file says about one process.
@@ -89,8 +90,17 @@ struct FileResult {
   std::vector<RankTableDevice> rank_table;
 };
 
+// Per-file caps on typed events (errors spam in real jobs): the first ones are kept, the others
+// counted in dropped_events.
+inline constexpr size_t kMaxEventsPerFile = 20000;
+inline constexpr size_t kMaxErrorEventsPerFile = 64;
+
 struct ScanOptions {
   int threads = 2;
+  // A plain log file of at least twice the piece size is read as pieces in parallel, split at
+  // line boundaries and merged back into one FileResult (the same as reading it whole). The
+  // piece size is max(min_piece_bytes, total input / (4 * threads)).
+  uint64_t min_piece_bytes = 32ull << 20;
   // Called on the calling thread about every 200 ms while files are read.
   std::function<void(uint64_t done_bytes, uint64_t total_bytes)> progress;
 };
