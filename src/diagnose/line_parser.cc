@@ -746,14 +746,24 @@ Parsed ParseRecordContent(const Record& r, const Loc& loc, Event* ev, OpEntry* o
     }
     return Parsed::kEvent;
   }
-  if (Contains(c, "check fail") && Contains(c, "information")) {
+  // HCCL's consistency check (rank_consistentcy_checker.cc), per differing parameter:
+  //   "CMD information cmdType check fail. local[2], remote[6]"            (enums as numbers)
+  //   "CMD information ranktable check fail, ranktable_content local[..], remote[..]."  (V2)
+  //   "CRC for <type> check fail. local[..], remote[..]"
+  if (Contains(c, "check fail") && (Contains(c, "CMD information") || Contains(c, "CRC for "))) {
     ev->kind = EventKind::kParamCheckFail;
-    size_t k = c.find("CMD information");
-    if (k != std::string_view::npos) {
-      std::string_view x = c.substr(k + 15);
-      size_t e = x.find("check fail");
-      ev->name = std::string(Trim(x.substr(0, e)));
+    const bool crc = !Contains(c, "CMD information");
+    size_t k = crc ? c.find("CRC for ") + 8 : c.find("CMD information") + 15;
+    std::string_view x = c.substr(k);
+    size_t e = x.find("check fail");
+    ev->name = std::string(Trim(x.substr(0, e)));
+    std::string_view rest = e == std::string_view::npos ? std::string_view() : x.substr(e + 10);
+    if (rest.starts_with(",")) {
+      rest = Trim(rest.substr(1));
+      size_t l = rest.find(" local[");
+      if (l != std::string_view::npos && l > 0) ev->name = std::string(Trim(rest.substr(0, l)));
     }
+    if (crc) ev->name += " CRC";
     ev->local = S(Field(c, "local"));
     ev->remote = S(Field(c, "remote"));
     return Parsed::kEvent;

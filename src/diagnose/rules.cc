@@ -8,6 +8,7 @@
 #include <set>
 #include <tuple>
 
+#include "common/dtype.h"
 #include "common/error_codes.h"
 #include "diagnose/line_parser.h"
 
@@ -1500,6 +1501,51 @@ void RuleLink(Ctx* cx) {
 
 // --- rule 8c: arguments inconsistent between ranks (EI0005, consistency-check lines) -----------
 
+// HCCL's RankConsistentcyChecker prints its enums as numbers (HcclCMDType, HcclDataType,
+// HcclReduceOp) and compares the tag ("<Op>_<identifier>") as a string: name the values as the
+// Entry lines do, so that they compare across ranks and read like ops. A tag that differs in its
+// op is the same fault as a cmdType that differs, so it is reported as cmdType.
+void NormaliseCheckValues(std::string* param, std::string* local, std::string* remote) {
+  std::string p = *param;
+  for (char& ch : p) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
+  auto number = [](const std::string& v, int64_t* out) {
+    if (v.empty() || v.size() > 9 || !std::all_of(v.begin(), v.end(), [](char c) { return c >= '0' && c <= '9'; }))
+      return false;
+    *out = std::stoll(v);
+    return true;
+  };
+  auto decode = [&](std::string* v) {
+    int64_t n = 0;
+    if (!number(*v, &n)) return;
+    if (p == "cmdtype") {
+      static const char* const kCmd[] = {"invalid",       "Broadcast",  "AllReduce", "Reduce",        "Send",
+                                         "Receive",       "AllGather",  "ReduceScatter", "AlltoAllV", "AlltoAllVC",
+                                         "AlltoAll",      "Gather",     "Scatter",   "BatchSendRecv", "BatchPut",
+                                         "BatchGet",      "AllGatherV", "ReduceScatterV", "BatchWrite"};
+      if (n < static_cast<int64_t>(std::size(kCmd))) *v = kCmd[n];
+    } else if (p == "datatype") {
+      std::string_view name = DataTypeName(static_cast<HcclDataType>(n));
+      if (!name.empty() && name != "unknown") *v = std::string(name);
+    } else if (p == "op") {
+      std::string_view name = ReduceOpName(static_cast<HcclReduceOp>(n));
+      if (!name.empty() && name != "unknown") *v = std::string(name);
+    }
+  };
+  decode(local);
+  decode(remote);
+  if (p == "op") *param = "reduceOp";
+  if (p == "tag") {
+    std::string_view lop, lg, rop, rg;
+    SplitTag(*local, &lop, &lg);
+    SplitTag(*remote, &rop, &rg);
+    if (!lop.empty() && !rop.empty() && lop != rop) {
+      *param = "cmdType";
+      *local = std::string(lop);
+      *remote = std::string(rop);
+    }
+  }
+}
+
 // The value of one parameter that each rank holds, from every rank's own report (its local
 // value) and from its peers' reports (their remote value): the ranks off the majority are the
 // odd ones. Two ranks (or a tie) cannot be told apart: both are named.
@@ -1520,6 +1566,7 @@ void RuleConsistency(Ctx* cx) {
     bool screen = e.kind == EventKind::kScreenError && e.code == "EI0005";
     if (!screen && e.kind != EventKind::kParamCheckFail) continue;
     Obs o{&e, e.group, e.name, e.local, e.remote, screen ? e.tag : std::string()};
+    NormaliseCheckValues(&o.param, &o.local, &o.remote);
     if (o.group.empty() && e.proc >= 0) {
       // HCCL's "CMD information" line names no comm: the process's only comm, if one.
       int n = 0;
@@ -1578,7 +1625,7 @@ void RuleConsistency(Ctx* cx) {
     const bool op_param = p == "optype" || p == "cmdtype";
     const bool count_param = p == "count";
     const bool dtype_param = p == "datatype";
-    const bool per_op = op_param || count_param || dtype_param;
+    const bool per_op = op_param || count_param || dtype_param || p == "reduceop" || p == "root";
     int64_t index = -1;
     std::string ccl_op;
     for (const Obs* o : list) {

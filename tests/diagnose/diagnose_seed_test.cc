@@ -30,7 +30,9 @@ bool HasRank(const Finding& f, int64_t rank) {
   return false;
 }
 
-std::string Dump(const DiagnoseResult& r) { return RenderText(r, true); }
+std::string Dump(const DiagnoseResult& r) {
+  return RenderText(r, true);
+}
 
 TEST(DiagnoseSeed, HeartbeatLostNamesCrimer) {
   auto r = RunCase("lost");
@@ -42,7 +44,7 @@ TEST(DiagnoseSeed, HeartbeatLostNamesCrimer) {
   EXPECT_EQ(v.ranks[0].uid, "127.10.0.1/1");
   EXPECT_EQ(v.ranks[0].pid, 835694);  // the crimer's own run log names it rank 1 / device 1
   EXPECT_EQ(v.ranks[0].rank, 1);
-  EXPECT_EQ(FormatTime(v.time), "2025-10-23-17:25:58.000.000");  // Arrival Time
+  EXPECT_EQ(FormatTime(v.time), "2025-10-23-17:25:58.000.000");               // Arrival Time
   EXPECT_NE(v.summary.find("127.10.0.1/2"), std::string::npos) << v.summary;  // discoverer
 }
 
@@ -104,7 +106,8 @@ TEST(DiagnoseSeed, TwoStreamsOnOneComm) {
   EXPECT_NE(f->title.find("streamId 2 and 7"), std::string::npos) << f->title;
   EXPECT_EQ(f->confidence, "high");
   EXPECT_EQ(f->evidence.size(), 2u);
-  for (const Evidence& e : f->evidence) EXPECT_NE(e.text.find("Entry-HcclAllReduce"), std::string::npos) << e.text;
+  for (const Evidence& e : f->evidence)
+    EXPECT_NE(e.text.find("Entry-HcclAllReduce"), std::string::npos) << e.text;
   // The glued records are two op entries, not one.
   EXPECT_EQ(r.job.stats.op_entries, 2u);
 }
@@ -149,8 +152,10 @@ TEST(DiagnoseSeed, CqeScreenLineEndpointsNetworkFirst) {
   ASSERT_FALSE(r.findings.empty());
   const Finding& v = r.findings.front();
   EXPECT_EQ(v.fault, "error_cqe") << Dump(r);
-  EXPECT_NE(v.title.find("server 127.0.0.1 device 0 (device IP 127.10.0.1)"), std::string::npos) << v.title;
-  EXPECT_NE(v.title.find("server 127.0.0.2 device 1 (device IP 127.10.0.2)"), std::string::npos) << v.title;
+  EXPECT_NE(v.title.find("server 127.0.0.1 device 0 (device IP 127.10.0.1)"), std::string::npos)
+      << v.title;
+  EXPECT_NE(v.title.find("server 127.0.0.2 device 1 (device IP 127.10.0.2)"), std::string::npos)
+      << v.title;
   EXPECT_NE(v.advice.find("network"), std::string::npos);
 }
 
@@ -198,6 +203,38 @@ TEST(DiagnoseSeed, ParameterMismatch) {
   EXPECT_NE(v.title.find("209715200"), std::string::npos);
 }
 
+// HCCL's own consistency-check lines as CANN writes them (enums as numbers, no comm or rank in
+// the line): the ranks' local values, majority against minority, name the rank that called a
+// different op; the tag line with a different op is the same finding, not a second one.
+TEST(DiagnoseSeed, HcclCmdCheckNamesTheOddOp) {
+  auto r = RunCase("cmd_check");
+  ASSERT_FALSE(r.findings.empty());
+  const Finding& v = r.findings.front();
+  EXPECT_EQ(v.fault, "op_mismatch") << Dump(r);
+  EXPECT_EQ(v.code, "EI0005");
+  EXPECT_EQ(v.confidence, "high");
+  ASSERT_EQ(v.ranks.size(), 1u) << Dump(r);
+  EXPECT_EQ(v.ranks[0].rank, 1);
+  EXPECT_EQ(v.ranks[0].pid, 911);
+  EXPECT_EQ(v.ranks[0].role, "root cause");
+  EXPECT_NE(v.title.find("rank 1 has AllGather (the others: AllReduce)"), std::string::npos)
+      << v.title;
+  int op_findings = 0;
+  for (const Finding& f : r.findings) op_findings += f.code == "EI0005" ? 1 : 0;
+  EXPECT_EQ(op_findings, 1) << Dump(r);
+}
+
+TEST(DiagnoseSeed, HcclCmdCheckDataTypeNumbersAreNamed) {
+  auto r = RunCase("cmd_check_dtype");
+  ASSERT_FALSE(r.findings.empty());
+  const Finding& v = r.findings.front();
+  EXPECT_EQ(v.fault, "dtype_mismatch") << Dump(r);
+  ASSERT_EQ(v.ranks.size(), 1u) << Dump(r);
+  EXPECT_EQ(v.ranks[0].rank, 3);
+  EXPECT_EQ(v.ranks[0].pid, 923);
+  EXPECT_NE(v.title.find("rank 3 has float16 (the others: float32)"), std::string::npos) << v.title;
+}
+
 std::string Fact(const Finding& f, const std::string& key) {
   for (const auto& [k, v] : f.facts)
     if (k == key) return v;
@@ -220,7 +257,8 @@ TEST(DiagnoseLate, EntryTimesNameTheLateRank) {
   EXPECT_NE(v.title.find("6 min 40 s"), std::string::npos) << v.title;
   EXPECT_NE(v.title.find("HCCL_EXEC_TIMEOUT 300 s"), std::string::npos) << v.title;
   ASSERT_GE(v.evidence.size(), 2u);
-  EXPECT_NE(v.evidence[0].text.find("Entry-HcclAllReduce"), std::string::npos) << v.evidence[0].text;
+  EXPECT_NE(v.evidence[0].text.find("Entry-HcclAllReduce"), std::string::npos)
+      << v.evidence[0].text;
   EXPECT_NE(v.evidence[0].text.find("11:27:10.002.030"), std::string::npos) << v.evidence[0].text;
   // The error-time rule does not add a second late_rank finding for the same comm.
   int late = 0;
@@ -278,24 +316,27 @@ TEST(DiagnoseLate, OlderFlightFormStillAccepted) {
   EXPECT_EQ(dumps[0].ops[0].enter, 1700000000000000);
   // An empty vigil.flight/1 dump (no comm yet) is ours, not text.
   dumps.clear();
-  EXPECT_TRUE(ParseJsonFile(R"({"schema":"vigil.flight/1","pid":1,"comms":[]})", 0, &dumps, &table));
+  EXPECT_TRUE(
+      ParseJsonFile(R"({"schema":"vigil.flight/1","pid":1,"comms":[]})", 0, &dumps, &table));
   EXPECT_TRUE(dumps.empty());
 }
 
 // "What to do" comes from Vigil's advice text in the catalogue, never HCCL's bare "N/A".
 TEST(DiagnoseAdvice, CatalogueAdviceNotSolution) {
-  for (const char* name : {"sdma_buffer", "ei0011", "cqe", "link_timeout", "port_in_use", "param_mismatch",
-                           "timeout_gap", "mismatch", "late_entry"}) {
+  for (const char* name : {"sdma_buffer", "ei0011", "cqe", "link_timeout", "port_in_use",
+                           "param_mismatch", "timeout_gap", "mismatch", "late_entry"}) {
     auto r = RunCase(name);
     ASSERT_FALSE(r.findings.empty()) << name;
     for (const Finding& f : r.findings) {
       EXPECT_FALSE(f.advice.empty()) << name << " " << f.fault;
-      EXPECT_EQ(f.advice.find("N/A"), std::string::npos) << name << " " << f.fault << ": " << f.advice;
+      EXPECT_EQ(f.advice.find("N/A"), std::string::npos)
+          << name << " " << f.fault << ": " << f.advice;
     }
     const Finding& v = r.findings.front();
     const ErrorCodeInfo* info = v.code.empty() ? nullptr : FindErrorCode(v.code);
     if (info != nullptr && !info->advice.empty()) {
-      EXPECT_NE(v.advice.find(std::string(info->advice)), std::string::npos) << name << ": " << v.advice;
+      EXPECT_NE(v.advice.find(std::string(info->advice)), std::string::npos)
+          << name << ": " << v.advice;
     }
   }
 }

@@ -243,6 +243,48 @@ def main():
         "[ParameterConflict]CMD information cclbufferSize check fail. local[209715200], remote[104857600]",
     ])
 
+    # --- HCCL's own consistency check (rank_consistentcy_checker.cc), as CANN writes it: enums as
+    # numbers, no comm or rank in the line. Rank 1 called AllGather (cmdType 6) where the others
+    # called AllReduce (2); its ring neighbours 0 and 2 and rank 1 itself report it ---
+    def cmd_fail(pid, ts, param, local, remote):
+        return (f"[ERROR] HCCL({pid},python):{ts} [rank_consistentcy_checker.cc:412] [{pid}]"
+                f"[RankConsistentcyChecker][ReportCmdInfoCheckFailed]CMD information {param} check fail. "
+                f"local[{local}], remote[{remote}]")
+
+    def frame_fail(pid, ts):
+        return (f"[ERROR] HCCL({pid},python):{ts} [rank_consistentcy_checker.cc:508] [{pid}]"
+                f"[RankConsistentcyChecker][CompareFrame]errNo[0x0000000005000004] CMD check fail")
+
+    c = "cmd_check"
+    for r in range(4):
+        pid = 910 + r
+        write(c, f"node0/run/plog/plog-{pid}_20251103201800000.log", [
+            init_line(pid, f"2025-11-03-20:18:0{r}.000.000", r, r)])
+        mine = "AllGather" if r == 1 else "AllReduce"
+        peers = [p for p in ((r - 1) % 4, (r + 1) % 4) if (p == 1) != (r == 1)]
+        lines = []
+        for k, p in enumerate(peers):
+            theirs = "AllGather" if p == 1 else "AllReduce"
+            ts = f"2025-11-03-20:18:46.{100 + 10 * r + k:03d}.000"
+            lines += [cmd_fail(pid, ts, "tag", f"{mine}_{G}", f"{theirs}_{G}"),
+                      cmd_fail(pid, ts, "cmdType", 6 if r == 1 else 2, 6 if p == 1 else 2),
+                      frame_fail(pid, ts)]
+        if lines:
+            write(c, f"node0/debug/plog/plog-{pid}_20251103201800000.log", lines)
+    # The same check on dataType: rank 3 passed float16 (3) where the others passed float32 (4).
+    c = "cmd_check_dtype"
+    for r in range(4):
+        pid = 920 + r
+        write(c, f"node0/run/plog/plog-{pid}_20251103201800000.log", [
+            init_line(pid, f"2025-11-03-20:18:0{r}.000.000", r, r)])
+        peers = [p for p in ((r - 1) % 4, (r + 1) % 4) if (p == 3) != (r == 3)]
+        lines = []
+        for k, p in enumerate(peers):
+            ts = f"2025-11-03-20:18:46.{100 + 10 * r + k:03d}.000"
+            lines += [cmd_fail(pid, ts, "dataType", 3 if r == 3 else 4, 3 if p == 3 else 4), frame_fail(pid, ts)]
+        if lines:
+            write(c, f"node0/debug/plog/plog-{pid}_20251103201800000.log", lines)
+
     # --- F7 in Vigil's own log format: rank 2 enters op index 4 400 s after the others, with
     # HCCL_EXEC_TIMEOUT 300 echoed; the others time out on it (their task exception lines) ---
     c = "late_entry"
