@@ -596,11 +596,34 @@ ScanResult Scan(const std::vector<std::string>& inputs, const ScanOptions& optio
 
 std::string ReadLineAt(const std::string& path, uint64_t offset, size_t max_len) {
   if (path == "-") return {};
-  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  // Non-blocking and regular files only: a FIFO input cannot be read twice (and would block).
+  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
   if (fd < 0) return {};
+  struct stat st{};
+  if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+    ::close(fd);
+    return {};
+  }
   std::string buf(max_len, '\0');
-  ssize_t n = ::pread(fd, buf.data(), buf.size(), static_cast<off_t>(offset));
-  ::close(fd);
+  ssize_t n = -1;
+  if (IsGzip(path)) {
+#if defined(VIGIL_HAVE_ZLIB)
+    // The offset is in the decompressed text: gzseek decompresses up to it (a few evidence lines).
+    gzFile gz = ::gzdopen(fd, "rb");
+    if (gz == nullptr) {
+      ::close(fd);
+      return {};
+    }
+    if (::gzseek(gz, static_cast<z_off_t>(offset), SEEK_SET) >= 0)
+      n = ::gzread(gz, buf.data(), static_cast<unsigned>(buf.size()));
+    ::gzclose(gz);  // closes fd
+#else
+    ::close(fd);
+#endif
+  } else {
+    n = ::pread(fd, buf.data(), buf.size(), static_cast<off_t>(offset));
+    ::close(fd);
+  }
   if (n <= 0) return {};
   buf.resize(static_cast<size_t>(n));
   std::string_view v(buf);

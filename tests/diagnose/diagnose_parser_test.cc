@@ -1,6 +1,7 @@
 // Record splitting, field extraction and messy input: glued records, CRLF, binary junk,
 // truncated lines, Chinese text, over-long lines, flight-recorder dumps, unreadable files.
 #include <gtest/gtest.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <filesystem>
@@ -291,6 +292,24 @@ TEST(DiagnoseScan, UnreadableAndRotatedFilesAreNamed) {
   EXPECT_NE(skipped.find("junk.log: no log records (binary data)"), std::string::npos) << skipped;
   EXPECT_NE(skipped.find("missing: no such file"), std::string::npos) << skipped;
   EXPECT_EQ(r.job.stats.ignored_files, 1u);
+}
+
+// Evidence lines are read back by offset: never from a FIFO (it would block), and from a gzip
+// file at the offset in its decompressed text.
+TEST(DiagnoseScan, ReadLineAtFifoAndGzip) {
+  TempDir d;
+  std::string fifo = d.path() + "/pipe.log";
+  ASSERT_EQ(mkfifo(fifo.c_str(), 0644), 0);
+  EXPECT_EQ(ReadLineAt(fifo, 0), "");
+#if defined(VIGIL_HAVE_ZLIB)
+  std::string gzpath = d.path() + "/plog-1.log.gz";
+  std::string text = "first line\nsecond line\n";
+  gzFile gz = gzopen(gzpath.c_str(), "wb");
+  ASSERT_NE(gz, nullptr);
+  gzwrite(gz, text.data(), static_cast<unsigned>(text.size()));
+  gzclose(gz);
+  EXPECT_EQ(ReadLineAt(gzpath, 11), "second line");
+#endif
 }
 
 #if defined(VIGIL_HAVE_ZLIB)
