@@ -599,7 +599,7 @@ std::string ReadLineAt(const std::string& path, uint64_t offset, size_t max_len)
   // Non-blocking and regular files only: a FIFO input cannot be read twice (and would block).
   int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
   if (fd < 0) return {};
-  struct stat st{};
+  struct stat st {};
   if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
     ::close(fd);
     return {};
