@@ -1,7 +1,9 @@
 #include "diagnose/walker.h"
 
 #include <dirent.h>
+#include <linux/magic.h>
 #include <sys/stat.h>
+#include <sys/statfs.h>
 
 #include <cerrno>
 #include <cstring>
@@ -56,6 +58,29 @@ std::string StatFailure(const std::string& path, int err) {
   }
   if (err == ENOENT) return "no such file or folder";
   return std::string("cannot stat: ") + std::strerror(err);
+}
+
+// A symlinked folder that leads to the root or into /proc, /sys and the like: walking it would
+// read the whole machine (and kernel files that never end), not logs.
+bool IsSystemFolder(const std::string& path, const struct stat& st) {
+  struct stat root {};
+  if (::stat("/", &root) == 0 && root.st_dev == st.st_dev && root.st_ino == st.st_ino) return true;
+  struct statfs fs {};
+  if (::statfs(path.c_str(), &fs) != 0) return false;
+  switch (static_cast<unsigned long>(fs.f_type)) {
+    case PROC_SUPER_MAGIC:
+    case SYSFS_MAGIC:
+    case DEBUGFS_MAGIC:
+    case TRACEFS_MAGIC:
+    case SECURITYFS_MAGIC:
+    case CGROUP_SUPER_MAGIC:
+    case CGROUP2_SUPER_MAGIC:
+    case DEVPTS_SUPER_MAGIC:
+    case BPF_FS_MAGIC:
+      return true;
+    default:
+      return false;
+  }
 }
 
 class Walker {
@@ -156,6 +181,10 @@ class Walker {
           continue;
         }
         if (S_ISDIR(st.st_mode)) {
+          if (link && IsSystemFolder(path, st)) {
+            Skip(path, "symlink to / or a kernel pseudo filesystem (/proc, /sys, ...): not walked");
+            continue;
+          }
           if (!seen_.insert({st.st_dev, st.st_ino}).second) {
             Skip(path, link ? "symlink to a folder already walked (loop): not walked again"
                             : "folder already walked: not walked again");

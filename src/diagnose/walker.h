@@ -3,7 +3,8 @@
 // Folders are walked depth-first with one opendir per folder, so a folder that cannot be read
 // (too deep a path, removed while walked, I/O error) is named and the walk goes on with the
 // others. Symlinks are followed, folders at most once each (by device and inode: a link back to a
-// parent is named as a loop, not walked again). A folder's entry is a candidate when it looks like
+// parent is named as a loop, not walked again; a link to / or into /proc, /sys and other kernel
+// pseudo filesystems is named, not walked). A folder's entry is a candidate when it looks like
 // a log (LooksLikeLog); candidates that cannot be used (dangling or looping symlinks, FIFOs,
 // sockets, devices, compressed files we cannot read, entries that cannot be stat'ed) are named
 // with the reason, other non-log entries are only counted. Inputs named explicitly are always

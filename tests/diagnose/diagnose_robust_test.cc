@@ -182,6 +182,10 @@ TEST(DiagnoseRobust, HostileTreeIsAnalysedAndUnreadableInputsAreNamed) {
     close(s);
   }
   expect["sock.log"] = "not a regular file (socket)";
+  fs::create_directory_symlink("/", m / "node0/rootfs");  // the whole machine: not walked
+  expect["rootfs"] = "symlink to / or a kernel pseudo filesystem";
+  fs::create_directory_symlink("/proc", m / "node0/proc");
+  expect["node0/proc"] = "symlink to / or a kernel pseudo filesystem";
   fs::create_symlink("/dev/zero", plog / "zero.log");  // endless if it were read
   expect["zero.log"] = "not a regular file (character device)";
   // A regular file whose read fails even for root: the reading process's own memory at 0.
