@@ -98,7 +98,7 @@ void Ctx::AttachHeader() {
   h.exchanged = true;
   auto neighbour = [&](uint32_t peer) -> int {
     for (uint32_t k = 0; k < h.npeers; ++k) {
-      if (h.peers[k] == peer) return static_cast<int>(k);
+      if (h.peer(k) == peer) return static_cast<int>(k);
     }
     return -1;
   };
@@ -108,10 +108,10 @@ void Ctx::AttachHeader() {
     const uint32_t peer = x.hook_arg;  // the member index (Send/Recv)
     const int k = neighbour(peer);
     if (x.send) {
-      if (!x.link->can_retract()) x.gate = k >= 0 ? &h.arrived[k] : &h.passed;
+      if (!x.link->can_retract()) x.gate = k >= 0 ? h.arrived_flag(k) : &h.passed;
       if (hdr_sent_[peer]) continue;
       hdr_sent_[peer] = 1;
-      x.head = const_cast<void*>(h.mine);
+      x.head = const_cast<void*>(h.mine_for(peer));
       x.head_bytes = h.bytes;
     } else {
       if (hdr_recv_[peer]) continue;
@@ -123,13 +123,15 @@ void Ctx::AttachHeader() {
   }
   if (!first) return;
   // Neighbours exchange headers in the first Flush whether or not the algorithm uses the link.
+  // Sends go first (SendsFirst): a rank that rejects a peer's header here has sent its own by
+  // then, so the peer names the mismatch too instead of only seeing this rank close its links.
   for (uint32_t k = 0; k < h.npeers; ++k) {
-    const uint32_t peer = h.peers[k];
+    const uint32_t peer = h.peer(k);
     transport::Link* link = LinkTo(peer);
     if (link == nullptr) return;  // Flush reports the missing link
     if (!hdr_sent_[peer]) {
       hdr_sent_[peer] = 1;
-      xfers_.push_back({link, true, nullptr, 0, const_cast<void*>(h.mine), h.bytes});
+      xfers_.push_back({link, true, nullptr, 0, const_cast<void*>(h.mine_for(peer)), h.bytes});
     }
     if (!hdr_recv_[peer]) {
       hdr_recv_[peer] = 1;
@@ -137,6 +139,16 @@ void Ctx::AttachHeader() {
                         theirs_.data() + static_cast<size_t>(peer) * h.bytes, h.bytes, &h.hook,
                         peer});
     }
+  }
+  SendsFirst();
+}
+
+void Ctx::SendsFirst() {
+  size_t w = 0;
+  for (size_t i = 0; i < xfers_.size(); ++i) {
+    if (!xfers_[i].send) continue;
+    if (i != w) std::rotate(xfers_.begin() + w, xfers_.begin() + i, xfers_.begin() + i + 1);
+    ++w;
   }
 }
 

@@ -37,6 +37,9 @@ bool ParseAlgoName(const std::string& name, Algo* out);
 // (!Link::can_retract, TCP) data waits as a notify handshake would: to peers[i] until
 // arrived[i], to other members until `passed`. `exchanged` tells the caller whether the
 // algorithm carried it (an algorithm that moves nothing does not).
+// Point-to-point ops name any number of peers and tell each one something else (the items
+// between the two): then `peer_list`/`arrived_list` hold the npeers entries instead of
+// peers/arrived, and the header for member i is at mine + i * mine_stride.
 struct OpHeader {
   const void* mine = nullptr;
   size_t bytes = 0;
@@ -46,6 +49,15 @@ struct OpHeader {
   bool arrived[2] = {false, false};
   bool passed = false;
   bool exchanged = false;
+  size_t mine_stride = 0;
+  const uint32_t* peer_list = nullptr;
+  bool* arrived_list = nullptr;
+
+  uint32_t peer(uint32_t k) const { return peer_list ? peer_list[k] : peers[k]; }
+  bool* arrived_flag(uint32_t k) { return arrived_list ? &arrived_list[k] : &arrived[k]; }
+  const void* mine_for(uint32_t member) const {
+    return static_cast<const char*>(mine) + member * mine_stride;
+  }
 };
 
 // The ranks an algorithm runs over. links[i] is the link to member i (nullptr for self).

@@ -6,11 +6,13 @@
 
 #include <algorithm>
 #include <atomic>
+#include <cstdlib>
 
 #include "bootstrap/rendezvous_server.h"
 #include "bootstrap/root_info.h"
 #include "bootstrap/socket.h"
 #include "common/env_config.h"
+#include "common/error_codes.h"
 #include "log/plog.h"
 
 namespace vigil::bootstrap {
@@ -25,6 +27,14 @@ HcclResult Fail(HcclResult code, const std::string& message, const std::string& 
                       : screen_code == "EI0006" ? "[InitGroupStage][Timeout]"
                                                 : "[InitGroupStage][RanktableDetect]";
   HCCL_ERROR("{}{}", stage, message);
+  if (screen_code == "EI0005" && screen_args.size() >= 5 && screen_args[2] == "buffsize") {
+    // HCCL's own line for it, in bytes as HCCL prints cclbufferSize.
+    auto bytes = [](const std::string& mb) {
+      return std::to_string(std::strtoull(mb.c_str(), nullptr, 10) * 1024 * 1024);
+    };
+    HCCL_ERROR("{}{}", kCmdCheckFailStage,
+               RenderCmdCheckFail("cclbufferSize", bytes(screen_args[3]), bytes(screen_args[4])));
+  }
   if (!screen_code.empty()) log::ScreenError(screen_code, screen_args);
   if (error) *error = message;
   return code;

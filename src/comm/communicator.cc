@@ -13,6 +13,7 @@
 #include "comm/op_observer.h"
 #include "common/dtype.h"
 #include "common/env_config.h"
+#include "common/error_codes.h"
 #include "log/plog.h"
 #include "runtime/device_memory.h"
 #include "transport/link_base.h"
@@ -611,17 +612,20 @@ aclError Communicator::Execute(const OpDesc& op, const OpRecord& record) {
   };
 
   // A mismatch the op-consistency check found: EI0005, and the links close so every rank stops.
-  auto fail_mismatch = [&](const OpFingerprint& mine, const ConsistencyResult& check) {
-    const std::string remote =
-        check.what.parameter == "HCCL_DFS_CONFIG"
-            ? fmt::format("rank[{}] sent no op fingerprint", check.remote_rank)
-            : fmt::format("rank[{}] {}", check.remote_rank, DescribeFingerprint(check.remote));
+  // Vigil's line names both sides; HCCL's "CMD information" lines follow for its grep habits.
+  auto fail_mismatch = [&](const ConsistencyResult& check) {
     HCCL_ERROR(
         "[TaskExecStage][InvalidArgument]op inconsistent in communicator[{}] index[{}]: "
-        "local rank[{}] {} tag[{}] streamId[{}]; remote {}; parameter[{}] local[{}] "
+        "local rank[{}] {} tag[{}] streamId[{}]; remote rank[{}] {}; parameter[{}] local[{}] "
         "remote[{}]",
-        identifier(), record.index, rank(), DescribeFingerprint(mine), record.tag, record.stream_id,
-        remote, check.what.parameter, check.what.local, check.what.remote);
+        identifier(), record.index, rank(), check.local_desc, record.tag, record.stream_id,
+        check.remote_rank, check.remote_desc, check.what.parameter, check.what.local,
+        check.what.remote);
+    for (const Mismatch& h : check.hccl) {
+      const std::string suffix = h.parameter == "tag" ? "_" + identifier() : std::string();
+      HCCL_ERROR("{}{}", kCmdCheckFailStage,
+                 RenderCmdCheckFail(h.parameter, h.local + suffix, h.remote + suffix));
+    }
     log::ScreenError("EI0005", {std::string(OpTypeName(op.type)), identifier(),
                                 check.what.parameter, check.what.local, check.what.remote});
     failure.remote_rank = check.remote_rank;
@@ -637,6 +641,7 @@ aclError Communicator::Execute(const OpDesc& op, const OpRecord& record) {
   // The fingerprints ride on the algorithm's first transfers (consistency.h). Hierarchical ops
   // run phases on sub-groups that carry no header: for them the exchange is a round of its own.
   std::optional<FingerprintHeader> fingerprint;
+  std::optional<P2pHeader> p2p;
   if (size() > 1 && consistency_check_.load() && IsCheckedOp(op.type)) {
     fingerprint.emplace(MakeFingerprint(op, record.index, ++coll_seq_, rank()), rank(), size());
     if (algo == alg::Algo::kHierarchical) {
@@ -644,11 +649,14 @@ aclError Communicator::Execute(const OpDesc& op, const OpRecord& record) {
       HcclResult crc = ExchangeFingerprints(fingerprint->mine(), rank(), size(), group.links,
                                             group.wait, &check);
       if (crc != HCCL_SUCCESS && !check.mismatch) return fail_transfer(check.progress, crc);
-      if (crc != HCCL_SUCCESS) return fail_mismatch(fingerprint->mine(), check);
+      if (crc != HCCL_SUCCESS) return fail_mismatch(check);
       fingerprint.reset();
     } else {
       group.header = fingerprint->header();
     }
+  } else if (size() > 1 && consistency_check_.load() && IsP2pOp(op.type)) {
+    p2p.emplace(op, record.index, rank(), size());
+    group.header = p2p->header();
   }
 
   for (transport::Link* link : group.links) {
@@ -656,16 +664,15 @@ aclError Communicator::Execute(const OpDesc& op, const OpRecord& record) {
   }
   alg::AlgResult result;
   HcclResult rc = RunAlgorithm(op, algo, plan, group, &result);
-  if (fingerprint && fingerprint->result().mismatch) {
-    return fail_mismatch(fingerprint->mine(), fingerprint->result());
-  }
+  if (fingerprint && fingerprint->result().mismatch) return fail_mismatch(fingerprint->result());
+  if (p2p && p2p->result().mismatch) return fail_mismatch(p2p->result());
   if (rc == HCCL_SUCCESS && fingerprint && !fingerprint->exchanged()) {
     // The algorithm moved nothing on this rank (count 0): the neighbours still expect a frame.
     ConsistencyResult check;
     HcclResult crc =
         ExchangeFingerprints(fingerprint->mine(), rank(), size(), group.links, group.wait, &check);
     if (crc != HCCL_SUCCESS && !check.mismatch) return fail_transfer(check.progress, crc);
-    if (crc != HCCL_SUCCESS) return fail_mismatch(fingerprint->mine(), check);
+    if (crc != HCCL_SUCCESS) return fail_mismatch(check);
   }
   if (rc != HCCL_SUCCESS) {
     if (!result.copy.faulted) return fail_transfer(result.progress, rc);

@@ -10,7 +10,8 @@ namespace vigil::comm {
 
 namespace {
 
-constexpr uint32_t kMagic = 0x31504656;  // "VFP1"
+constexpr uint32_t kMagic = 0x31504656;     // "VFP1"
+constexpr uint32_t kP2pMagic = 0x31505056;  // "VPP1"
 
 uint64_t HashCounts(const std::vector<uint64_t>& v) {
   uint64_t h = 1469598103934665603ull;  // FNV-1a over the values
@@ -44,10 +45,101 @@ std::string TypeName(uint32_t type) {
 
 std::string DtypeName(uint32_t d) { return std::string(DataTypeName(static_cast<HcclDataType>(d))); }
 
+uint32_t Fnv32(uint32_t h, uint64_t x) {
+  for (int i = 0; i < 8; ++i) {
+    h ^= (x >> (8 * i)) & 0xff;
+    h *= 16777619u;
+  }
+  return h;
+}
+
+// HCCL's "op" field: the reduce op's number, 255 for ops without one.
+uint32_t HcclReduceField(uint32_t type, uint32_t reduce) {
+  if (type > static_cast<uint32_t>(OpType::kBarrier)) return 255;
+  return OpHasReduce(static_cast<OpType>(type)) ? reduce : 255;
+}
+
+uint32_t HcclCmdField(uint32_t type) {
+  if (type > static_cast<uint32_t>(OpType::kBarrier)) return 0;
+  return HcclCmdType(static_cast<OpType>(type));
+}
+
+// One direction of a p2p header: "Send count[256] dataType[float32] to rank[1]".
+std::string DescribeP2pSide(const P2pFingerprint& fp, bool send, uint32_t other) {
+  const std::string type = TypeName(fp.type);
+  const uint32_t n = send ? fp.nsend : fp.nrecv;
+  const char* verb = send ? "send" : "recv";
+  const std::string where = fmt::format("{} rank[{}]", send ? "to" : "from", other);
+  const uint64_t count = send ? fp.send_count : fp.recv_count;
+  const std::string dtype = DtypeName(send ? fp.send_dtype : fp.recv_dtype);
+  std::string s;
+  if (n == 0) {
+    s = fmt::format("{} with no {} {}", type, verb, where);
+  } else if (n == 1) {
+    const bool batch = fp.type == static_cast<uint32_t>(OpType::kBatchSendRecv);
+    s = fmt::format("{}{} count[{}] dataType[{}] {}", type, batch ? std::string(" ") + verb : "",
+                    count, dtype, where);
+  } else {
+    s = fmt::format("{} {} {}s {} (first count[{}] dataType[{}])", type, n, verb, where, count,
+                    dtype);
+  }
+  return s + fmt::format(" index[{}]", fp.index);
+}
+
+// Whatever a peer sent where this rank's header was due, described for the ERROR line.
+std::string DescribeHead(const OpFingerprint& head, uint32_t this_rank) {
+  if (head.magic == kP2pMagic) {
+    P2pFingerprint p;
+    std::memcpy(static_cast<void*>(&p), &head, sizeof(p));
+    return DescribeP2pSide(p, p.nsend > 0 || p.nrecv == 0, this_rank);
+  }
+  if (head.magic != kMagic) return "sent no op fingerprint";
+  return DescribeFingerprint(head);
+}
+
+// The fields HCCL's consistency checker compares (tag, cmdType, op, count, dataType) that
+// differ between two collective headers, in its order.
+std::vector<Mismatch> HcclFields(const OpFingerprint& a, const OpFingerprint& b) {
+  std::vector<Mismatch> out;
+  if (b.magic != kMagic && b.magic != kP2pMagic) return out;
+  if (a.type != b.type) {
+    out.push_back({"tag", TypeName(a.type), TypeName(b.type)});
+    out.push_back(
+        {"cmdType", std::to_string(HcclCmdField(a.type)), std::to_string(HcclCmdField(b.type))});
+  }
+  if (a.magic != b.magic) return out;  // the rest of a p2p header means other things
+  const uint32_t ra = HcclReduceField(a.type, a.reduce), rb = HcclReduceField(b.type, b.reduce);
+  if (ra != rb) out.push_back({"op", std::to_string(ra), std::to_string(rb)});
+  if (a.count != b.count) {
+    out.push_back({"count", std::to_string(a.count), std::to_string(b.count)});
+  }
+  if (a.dtype != b.dtype) {
+    out.push_back({"dataType", std::to_string(a.dtype), std::to_string(b.dtype)});
+  }
+  return out;
+}
+
+// A collective's mismatch with neighbour `peer`, into *r.
+void SetCollectiveMismatch(const OpFingerprint& mine, const OpFingerprint& theirs, uint32_t peer,
+                           Mismatch m, ConsistencyResult* r) {
+  r->code = HCCL_E_PARA;
+  r->mismatch = true;
+  r->remote_rank = peer;
+  r->remote = theirs;
+  r->what = std::move(m);
+  r->local_desc = DescribeFingerprint(mine);
+  r->remote_desc = DescribeHead(theirs, mine.rank);
+  r->hccl = HcclFields(mine, theirs);
+}
+
 }  // namespace
 
+bool IsP2pOp(OpType type) {
+  return type == OpType::kSend || type == OpType::kRecv || type == OpType::kBatchSendRecv;
+}
+
 bool IsCheckedOp(OpType type) {
-  return type != OpType::kSend && type != OpType::kRecv && type != OpType::kBatchSendRecv;
+  return !IsP2pOp(type);
 }
 
 OpFingerprint MakeFingerprint(const OpDesc& op, uint64_t index, uint64_t coll_seq, uint32_t rank) {
@@ -99,6 +191,7 @@ bool CompareFingerprints(const OpFingerprint& a, const OpFingerprint& b, Mismatc
     out->remote = std::move(r);
     return false;
   };
+  if (b.magic == kP2pMagic) return differ("opType", TypeName(a.type), TypeName(b.type));
   if (b.magic != kMagic) {
     return differ("HCCL_DFS_CONFIG", "inconsistent_check:on",
                   "no op fingerprint received (inconsistent_check:off?)");
@@ -167,12 +260,8 @@ transport::HeadVerdict FingerprintHeader::OnHead(void* ctx, uint32_t peer, const
   }
   for (uint32_t i = 0; i < n; ++i) {
     if (CompareFingerprints(self->mine_, self->theirs_[i], &m)) continue;
-    ConsistencyResult& r = self->result_;
-    r.code = HCCL_E_PARA;
-    r.mismatch = true;
-    r.remote_rank = self->peer_rank_[i];
-    r.remote = self->theirs_[i];
-    r.what = std::move(m);
+    SetCollectiveMismatch(self->mine_, self->theirs_[i], self->peer_rank_[i], std::move(m),
+                          &self->result_);
     return HeadVerdict::kFail;
   }
   self->header_.passed = true;
@@ -204,16 +293,138 @@ HcclResult ExchangeFingerprints(const OpFingerprint& mine, uint32_t rank, uint32
   auto check = [&](const OpFingerprint& theirs, uint32_t peer) {
     Mismatch m;
     if (CompareFingerprints(mine, theirs, &m)) return true;
-    result->code = HCCL_E_PARA;
-    result->mismatch = true;
-    result->remote_rank = peer;
-    result->remote = theirs;
-    result->what = std::move(m);
+    SetCollectiveMismatch(mine, theirs, peer, std::move(m), result);
     return false;
   };
   if (!check(from_prev, prev)) return result->code;
   if (next != prev && !check(from_next, next)) return result->code;
   return HCCL_SUCCESS;
+}
+
+bool CompareP2p(const P2pFingerprint& mine, const P2pFingerprint& theirs, Mismatch* out,
+                std::string* local_desc, std::string* remote_desc, std::vector<Mismatch>* hccl) {
+  const uint32_t peer = mine.peer;
+  auto differ = [&](const char* name, std::string l, std::string r, bool send_dir) {
+    out->parameter = name;
+    out->local = std::move(l);
+    out->remote = std::move(r);
+    // The direction that disagrees: this rank's send against the peer's recv, or the reverse.
+    *local_desc = DescribeP2pSide(mine, send_dir, peer);
+    *remote_desc = DescribeP2pSide(theirs, !send_dir, mine.rank);
+    return false;
+  };
+  if (theirs.magic != kP2pMagic) {
+    OpFingerprint head;
+    std::memcpy(static_cast<void*>(&head), &theirs, sizeof(head));
+    if (theirs.magic == kMagic) {
+      out->parameter = "opType";
+      out->local = TypeName(mine.type);
+      out->remote = TypeName(theirs.type);
+    } else {
+      out->parameter = "HCCL_DFS_CONFIG";
+      out->local = "inconsistent_check:on";
+      out->remote = "no op fingerprint received (inconsistent_check:off?)";
+    }
+    *local_desc = DescribeP2pSide(mine, mine.nsend > 0 || mine.nrecv == 0, peer);
+    *remote_desc = DescribeHead(head, mine.rank);
+    return false;
+  }
+  // Each direction: what one side sends against what the other receives.
+  struct Dir {
+    bool send;  // this rank's sends (against the peer's recvs), else its recvs
+    uint32_t n_l, n_r, d_l, d_r, h_l, h_r;
+    uint64_t c_l, c_r;
+  };
+  const Dir dirs[2] = {
+      {true, mine.nsend, theirs.nrecv, mine.send_dtype, theirs.recv_dtype, mine.send_hash,
+       theirs.recv_hash, mine.send_count, theirs.recv_count},
+      {false, mine.nrecv, theirs.nsend, mine.recv_dtype, theirs.send_dtype, mine.recv_hash,
+       theirs.send_hash, mine.recv_count, theirs.send_count},
+  };
+  for (const Dir& d : dirs) {
+    const char* lverb = d.send ? "send" : "recv";
+    const char* rverb = d.send ? "recv" : "send";
+    if (d.n_l != d.n_r) {
+      return differ("items", fmt::format("{} {}", d.n_l, lverb), fmt::format("{} {}", d.n_r, rverb),
+                    d.send);
+    }
+    if (d.n_l == 0) continue;
+    if (d.c_l != d.c_r) {
+      if (hccl) hccl->push_back({"count", std::to_string(d.c_l), std::to_string(d.c_r)});
+      return differ("count", std::to_string(d.c_l), std::to_string(d.c_r), d.send);
+    }
+    if (d.d_l != d.d_r) {
+      if (hccl) hccl->push_back({"dataType", std::to_string(d.d_l), std::to_string(d.d_r)});
+      return differ("dataType", DtypeName(d.d_l), DtypeName(d.d_r), d.send);
+    }
+    if (d.h_l != d.h_r) {
+      return differ("counts", fmt::format("hash {:08x}", d.h_l), fmt::format("hash {:08x}", d.h_r),
+                    d.send);
+    }
+  }
+  return true;
+}
+
+P2pHeader::P2pHeader(const OpDesc& op, uint64_t index, uint32_t rank, uint32_t size) : mine_(size) {
+  for (const alg::P2pItem& it : op.items) {
+    if (it.peer >= size || it.peer == rank) continue;
+    P2pFingerprint& fp = mine_[it.peer];
+    if (fp.magic == 0) {
+      fp.magic = kP2pMagic;
+      fp.rank = rank;
+      fp.index = index;
+      fp.type = static_cast<uint32_t>(op.type);
+      fp.peer = it.peer;
+      fp.send_hash = fp.recv_hash = 2166136261u;
+      peers_.push_back(it.peer);
+    }
+    uint16_t& n = it.send ? fp.nsend : fp.nrecv;
+    uint32_t& h = it.send ? fp.send_hash : fp.recv_hash;
+    if (n == 0) {
+      (it.send ? fp.send_count : fp.recv_count) = it.count;
+      (it.send ? fp.send_dtype : fp.recv_dtype) = static_cast<uint32_t>(it.type);
+    }
+    if (n < UINT16_MAX) ++n;
+    h = Fnv32(Fnv32(h, it.count), static_cast<uint64_t>(it.type));
+  }
+  if (peers_.empty()) return;
+  arrived_.reset(new bool[peers_.size()]());
+  header_.mine = mine_.data();
+  header_.mine_stride = sizeof(P2pFingerprint);
+  header_.bytes = sizeof(P2pFingerprint);
+  header_.npeers = static_cast<uint32_t>(peers_.size());
+  header_.peer_list = peers_.data();
+  header_.arrived_list = arrived_.get();
+  header_.hook.on_head = &P2pHeader::OnHead;
+  header_.hook.ctx = this;
+}
+
+transport::HeadVerdict P2pHeader::OnHead(void* ctx, uint32_t peer, const void* head) {
+  using transport::HeadVerdict;
+  auto* self = static_cast<P2pHeader*>(ctx);
+  if (peer >= self->mine_.size() || self->mine_[peer].magic == 0) return HeadVerdict::kHold;
+  P2pFingerprint theirs;
+  std::memcpy(&theirs, head, sizeof(theirs));
+  const P2pFingerprint& mine = self->mine_[peer];
+  ConsistencyResult& r = self->result_;
+  Mismatch m;
+  if (CompareP2p(mine, theirs, &m, &r.local_desc, &r.remote_desc, &r.hccl)) {
+    for (uint32_t k = 0; k < self->header_.npeers; ++k) {
+      if (self->peers_[k] == peer) self->arrived_[k] = true;
+    }
+    return HeadVerdict::kAccept;
+  }
+  r.code = HCCL_E_PARA;
+  r.mismatch = true;
+  r.remote_rank = peer;
+  std::memcpy(&r.remote, head, sizeof(r.remote));
+  if (m.parameter == "opType") {
+    OpFingerprint as_coll;  // HcclFields compares only the op type of a p2p header
+    std::memcpy(static_cast<void*>(&as_coll), &mine, sizeof(as_coll));
+    r.hccl = HcclFields(as_coll, r.remote);
+  }
+  r.what = std::move(m);
+  return HeadVerdict::kFail;
 }
 
 }  // namespace vigil::comm

@@ -18,11 +18,20 @@
 // streams stay aligned only if the check is on (or off) on every rank alike
 // (HCCL_DFS_CONFIG=inconsistent_check:off); a rank that receives data where a fingerprint
 // belongs reports that setting as the inconsistent parameter.
-// Point-to-point ops (Send/Recv/BatchSendRecv) are not checked (HCCL does not check
-// BatchSendRecv either): their links are the named peers, not a ring.
+//
+// Point-to-point ops (Send/Recv/BatchSendRecv) carry a P2pFingerprint instead, on the links to
+// the peers they name (P2pHeader): each side tells the other, in both directions and in the
+// op's first Progress call, what it sends to and receives from it (items, count, dtype), so a
+// Send whose (count, dtype) differs from the peer's Recv fails on both ranks at once as a
+// parameter error naming both sides, before any byte of the data is taken (never a timeout,
+// never a partial copy). As HCCL requires, a p2p call's items with one peer must be matched by
+// one p2p call on that peer (a Send by a Recv or by one BatchSendRecv item); one item per peer
+// and direction is HCCL's rule, more are compared by their count and a hash.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -48,8 +57,31 @@ struct OpFingerprint {
 };
 static_assert(sizeof(OpFingerprint) == 64, "the fingerprint is one 64-byte frame on the wire");
 
-// Whether an op takes part in the check (collectives: yes; Send/Recv/BatchSendRecv: no).
+// What one rank moves with one peer in a point-to-point op, sent to that peer. `type` sits where
+// OpFingerprint's does, so a collective's check names a p2p op on the other end and vice versa.
+struct P2pFingerprint {
+  uint32_t magic = 0;
+  uint32_t rank = 0;       // the sender
+  uint64_t index = 0;      // the op's index in the communicator (informational)
+  uint32_t send_hash = 0;  // FNV-1a over every (count, dtype) item, per direction
+  uint32_t recv_hash = 0;
+  uint32_t type = 0;        // OpType: Send, Recv or BatchSendRecv
+  uint32_t send_dtype = 0;  // the first item's, per direction
+  uint32_t recv_dtype = 0;
+  uint16_t nsend = 0;  // items this rank sends to the peer
+  uint16_t nrecv = 0;  // items this rank receives from the peer
+  uint32_t peer = 0;   // the rank the header is for
+  uint32_t reserved = 0;
+  uint64_t send_count = 0;  // the first item's, per direction
+  uint64_t recv_count = 0;
+};
+static_assert(sizeof(P2pFingerprint) == sizeof(OpFingerprint), "one header size on the wire");
+static_assert(offsetof(P2pFingerprint, type) == offsetof(OpFingerprint, type),
+              "the op type at one offset in both headers");
+
+// Whether an op takes part in the collective check (collectives: yes; p2p: no, see IsP2pOp).
 bool IsCheckedOp(OpType type);
+bool IsP2pOp(OpType type);
 OpFingerprint MakeFingerprint(const OpDesc& op, uint64_t index, uint64_t coll_seq, uint32_t rank);
 // "AllReduce count[256] dataType[float32] reduceType[sum] index[21] collective[21]".
 std::string DescribeFingerprint(const OpFingerprint& fp);
@@ -67,9 +99,15 @@ struct ConsistencyResult {
   HcclResult code = HCCL_SUCCESS;  // HCCL_E_PARA on a mismatch, else the Progress code
   transport::ProgressError progress;  // a transfer that failed or timed out
   bool mismatch = false;
-  uint32_t remote_rank = 0;  // the neighbour that differs
-  OpFingerprint remote;      // its fingerprint
+  uint32_t remote_rank = 0;  // the neighbour (or p2p peer) that differs
+  OpFingerprint remote;      // its fingerprint (collectives)
   Mismatch what;
+  // Both sides as the ERROR line names them: "AllReduce count[256] dataType[float32] ...",
+  // "Send count[256] dataType[float32] to rank[1] index[2]".
+  std::string local_desc, remote_desc;
+  // The same disagreement in HCCL's terms (RenderCmdCheckFail), every field that differs in
+  // HCCL's order; a "tag" entry holds op names (the caller appends "_<identifier>").
+  std::vector<Mismatch> hccl;
 };
 
 // Exchanges `mine` with the ring neighbours over links[prev] and links[next] (links indexed by
@@ -103,5 +141,34 @@ class FingerprintHeader {
   alg::OpHeader header_;
   ConsistencyResult result_;
 };
+
+// The check folded into a point-to-point op: set group.header = header() before running it
+// (nullptr: no remote peer, nothing to check). Afterwards `result()` holds a mismatch if one was
+// found (the op then failed with HCCL_E_PARA).
+class P2pHeader {
+ public:
+  P2pHeader(const OpDesc& op, uint64_t index, uint32_t rank, uint32_t size);
+  P2pHeader(const P2pHeader&) = delete;
+  P2pHeader& operator=(const P2pHeader&) = delete;
+
+  alg::OpHeader* header() { return header_.npeers > 0 ? &header_ : nullptr; }
+  const ConsistencyResult& result() const { return result_; }
+
+ private:
+  static transport::HeadVerdict OnHead(void* ctx, uint32_t peer, const void* head);
+
+  std::vector<P2pFingerprint> mine_;  // indexed by member; only the peers' are filled
+  std::vector<uint32_t> peers_;
+  std::unique_ptr<bool[]> arrived_;
+  alg::OpHeader header_;
+  ConsistencyResult result_;
+};
+
+// Compares what this rank moves with a peer (mine, the header it sent that peer) with the
+// peer's header. False (and *out, *local_desc, *remote_desc filled) on a disagreement; a count
+// or dtype disagreement also goes to *hccl in HCCL's terms (may be nullptr).
+bool CompareP2p(const P2pFingerprint& mine, const P2pFingerprint& theirs, Mismatch* out,
+                std::string* local_desc, std::string* remote_desc,
+                std::vector<Mismatch>* hccl = nullptr);
 
 }  // namespace vigil::comm

@@ -23,6 +23,42 @@ std::string_view OpTypeName(OpType type) {
   return "Unknown";
 }
 
+uint32_t HcclCmdType(OpType type) {
+  switch (type) {
+    case OpType::kBroadcast:
+      return 1;
+    case OpType::kAllReduce:
+      return 2;
+    case OpType::kReduce:
+      return 3;
+    case OpType::kSend:
+      return 4;
+    case OpType::kRecv:
+      return 5;
+    case OpType::kAllGather:
+      return 6;
+    case OpType::kReduceScatter:
+      return 7;
+    case OpType::kAlltoAllV:
+      return 8;
+    case OpType::kAlltoAllVC:
+      return 9;
+    case OpType::kAlltoAll:
+      return 10;
+    case OpType::kScatter:
+      return 12;
+    case OpType::kBatchSendRecv:
+      return 13;
+    case OpType::kAllGatherV:
+      return 16;
+    case OpType::kReduceScatterV:
+      return 17;
+    case OpType::kBarrier:
+      return 0;
+  }
+  return 0;
+}
+
 bool OpHasReduce(OpType type) {
   return type == OpType::kAllReduce || type == OpType::kReduceScatter ||
          type == OpType::kReduceScatterV || type == OpType::kReduce;

@@ -32,6 +32,11 @@ enum class OpType {
 
 // "AllReduce", "AllGather", ... as HCCL names ops in tags (AllReduce_<identifier>).
 std::string_view OpTypeName(OpType type);
+// HCCL's HcclCMDType number of the op (BroadCast 1, AllReduce 2, Reduce 3, Send 4, Receive 5,
+// AllGather 6, ReduceScatter 7, AlltoAllV 8, AlltoAllVC 9, AlltoAll 10, Scatter 12,
+// BatchSendRecv 13, AllGatherV 16, ReduceScatterV 17), as its "CMD information cmdType" line
+// prints it; 0 (HCCL_CMD_INVALID) for Barrier, which HCCL has no command of its own for.
+uint32_t HcclCmdType(OpType type);
 bool OpHasReduce(OpType type);
 bool OpHasRoot(OpType type);
 

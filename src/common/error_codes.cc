@@ -278,4 +278,16 @@ std::string RenderScreenError(const ErrorCodeInfo& info, const std::vector<std::
   return out;
 }
 
+std::string RenderCmdCheckFail(std::string_view para, std::string_view local,
+                               std::string_view remote) {
+  std::string out = "CMD information ";
+  out += para;
+  out += " check fail. local[";
+  out += local;
+  out += "], remote[";
+  out += remote;
+  out += "]";
+  return out;
+}
+
 }  // namespace vigil

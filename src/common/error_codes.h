@@ -38,4 +38,14 @@ std::string RenderErrorMessage(const ErrorCodeInfo& info, const std::vector<std:
 // when the entry says so (screen_cause == false) and each one when HCCL's text is "N/A".
 std::string RenderScreenError(const ErrorCodeInfo& info, const std::vector<std::string>& args);
 
+// HCCL's own run-log form of a parameter disagreement between two ranks
+// (rank_consistentcy_checker.cc), printed beside Vigil's line so that HCCL's grep habits
+// (`grep -r "CMD information" debug/plog`) find it: "CMD information <para> check fail.
+// local[<local>], remote[<remote>]". `para` is one of HCCL's names: tag, cmdType, op, count,
+// dataType, cclbufferSize (values as HCCL prints them: enum numbers, bytes).
+std::string RenderCmdCheckFail(std::string_view para, std::string_view local,
+                               std::string_view remote);
+// The stage prefix HCCL logs that line under.
+inline constexpr std::string_view kCmdCheckFailStage = "[InitChannelStage][ParameterConflict]";
+
 }  // namespace vigil

@@ -10,7 +10,7 @@
 // --delay-ms D (how late the odd rank is), --what op|count|dtype|root (F5/F6 variant),
 // --odd-env NAME=VALUE (set for the odd rank only, before any HCCL call),
 // --tmp DIR (files to share root infos between ranks), --iters N (bench), --hold-ms H (keep
-// the communicator after the faulty op).
+// the communicator after the faulty op), --p2p send|batch (p2p_mismatch).
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <sys/socket.h>
@@ -44,6 +44,7 @@ struct Options {
   std::string tmp = "/tmp";
   int iters = 2000;
   int hold_ms = 0;  // keep the communicator this long after the faulty op (peers may still wait)
+  std::string p2p = "send";  // p2p_mismatch: send (HcclSend/HcclRecv) or batch
 };
 
 uint32_t g_rank = 0, g_size = 1;
@@ -189,6 +190,60 @@ int RunMismatch(const Options& o) {
     hold = o.delay_ms + static_cast<int>(exec_s) * 1000 + 1500;
   }
   if (hold > 0) Sleep(hold);
+  HcclCommDestroy(comm);
+  aclrtFree(send);
+  aclrtFree(recv);
+  aclrtDestroyStream(stream);
+  return 0;
+}
+
+// F6 for point-to-point: a good Send/Recv from rank 0 to rank 1 (index 1), then one whose
+// (count, dtype) differ between the two sides (index 2): HcclSend/HcclRecv (--what count|dtype),
+// or with --p2p batch both ranks run HcclBatchSendRecv {send to the other, recv from it}.
+// The odd rank doubles its count (rank 1: its receive) or sends int32 (rank 0: its send).
+int RunP2pMismatch(const Options& o) {
+  Result r;
+  HcclComm comm = nullptr;
+  aclrtStream stream = nullptr;
+  aclrtCreateStream(&stream);
+  r.init = InitComm(&comm);
+  if (r.init != HCCL_SUCCESS || g_size != 2) {
+    Print(o, r);
+    return 0;
+  }
+  const uint32_t other = 1 - g_rank;
+  const size_t big = o.count * 2 * sizeof(double);
+  void* send = DevBuf(big);
+  void* recv = DevBuf(big);
+  HcclResult warm = g_rank == 0 ? HcclSend(send, o.count, HCCL_DATA_TYPE_FP32, other, comm, stream)
+                                : HcclRecv(recv, o.count, HCCL_DATA_TYPE_FP32, other, comm, stream);
+  if (warm != HCCL_SUCCESS || aclrtSynchronizeStream(stream) != ACL_SUCCESS) {
+    std::printf("warm-up Send/Recv failed on rank %u\n", g_rank);
+  }
+  const bool odd = g_rank == o.odd;
+  uint64_t count = o.count;
+  HcclDataType dtype = HCCL_DATA_TYPE_FP32;
+  if (odd && o.what == "count") count = o.count * 2;
+  if (odd && o.what == "dtype") dtype = HCCL_DATA_TYPE_INT32;
+  if (o.p2p == "batch") {
+    // The odd rank's changed item is the one on the rank 0 -> rank 1 direction.
+    HcclSendRecvItem items[2];
+    items[0] = {HCCL_SEND, send, g_rank == 0 ? count : o.count,
+                g_rank == 0 ? dtype : HCCL_DATA_TYPE_FP32, other};
+    items[1] = {HCCL_RECV, recv, g_rank == 1 ? count : o.count,
+                g_rank == 1 ? dtype : HCCL_DATA_TYPE_FP32, other};
+    r.op = HcclBatchSendRecv(items, 2, comm, stream);
+  } else if (g_rank == 0) {
+    r.op = HcclSend(send, count, dtype, other, comm, stream);
+  } else {
+    r.op = HcclRecv(recv, count, dtype, other, comm, stream);
+  }
+  r.sync = aclrtSynchronizeStream(stream);
+  HcclResult async = HCCL_SUCCESS;
+  HcclGetCommAsyncError(comm, &async);
+  r.async = async;
+  r.ok = r.op == HCCL_SUCCESS && r.sync == ACL_SUCCESS;
+  Print(o, r);
   HcclCommDestroy(comm);
   aclrtFree(send);
   aclrtFree(recv);
@@ -507,6 +562,7 @@ int main(int argc, char** argv) {
     else if (a == "--tmp") o.tmp = next();
     else if (a == "--iters") o.iters = std::stoi(next());
     else if (a == "--hold-ms") o.hold_ms = std::stoi(next());
+    else if (a == "--p2p") o.p2p = next();
     else {
       std::fprintf(stderr, "fault_driver: unknown argument %s\n", a.c_str());
       return 2;
@@ -527,6 +583,7 @@ int main(int argc, char** argv) {
   aclrtSetDevice(static_cast<int32_t>(g_rank % 8));
   int rc = 2;
   if (o.mode == "mismatch" || o.mode == "late" || o.mode == "small_buffer") rc = RunMismatch(o);
+  else if (o.mode == "p2p_mismatch") rc = RunP2pMismatch(o);
   else if (o.mode == "two_streams") rc = RunTwoStreams(o);
   else if (o.mode == "destroy_before_sync") rc = RunDestroyBeforeSync(o);
   else if (o.mode == "init" || o.mode == "missing_rank") rc = RunInitAndOp(o);

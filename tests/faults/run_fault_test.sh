@@ -120,6 +120,11 @@ F5_op_mismatch)
   screen_has "Invalid_Argument(EI0005): The arguments for collective communication are inconsistent between ranks, ccl_op AllReduce, group "
   screen_has ", parameter opType, local end AllReduce, remote end AllGather."
   has 0 debug "Invalid_Argument(EI0005)" "parameter opType, local end AllReduce, remote end AllGather."
+  # HCCL's own lines beside Vigil's (rank_consistentcy_checker.cc form, enum numbers).
+  has 0 debug "[InitChannelStage][ParameterConflict]CMD information tag check fail. local[AllReduce_" "], remote[AllGather_"
+  has 0 debug "[InitChannelStage][ParameterConflict]CMD information cmdType check fail. local[2], remote[6]"
+  has 0 debug "[InitChannelStage][ParameterConflict]CMD information op check fail. local[0], remote[255]"
+  has 1 debug "[InitChannelStage][ParameterConflict]CMD information cmdType check fail. local[6], remote[2]"
   task_failed_lines 0 "[TaskExecStage][RunFailed][Host]" AllReduce 2
   task_failed_lines 1 "[TaskExecStage][RunFailed][Host]" AllGather 2
   has 3 debug "Task run failed, reason is peer rank[" "closed its links"
@@ -149,6 +154,9 @@ F6_count_mismatch)
     "remote rank[1] AllReduce count[512] dataType[float32]" "parameter[count] local[256] remote[512]"
   has 1 debug "op inconsistent" "local rank[1] AllReduce count[512]" "remote rank[0] AllReduce count[256]"
   screen_has "parameter count, local end 256, remote end 512."
+  has 0 debug "[InitChannelStage][ParameterConflict]CMD information count check fail. local[256], remote[512]"
+  has 1 debug "[InitChannelStage][ParameterConflict]CMD information count check fail. local[512], remote[256]"
+  [[ $(count_in 0 debug "CMD information") == 1 ]] || fail "rank 0: one CMD information line expected"
   flight_has 0 2 AllReduce failed
   flight_has 1 2 AllReduce failed
   ;;
@@ -160,6 +168,46 @@ F6_dtype_mismatch)
   has 0 debug "op inconsistent" "local rank[0] AllReduce count[256] dataType[float32]" \
     "remote rank[2] AllReduce count[256] dataType[int32]"
   screen_has "parameter dataType, local end"
+  has 2 debug "[InitChannelStage][ParameterConflict]CMD information dataType check fail. local[2], remote[4]"
+  has 0 debug "[InitChannelStage][ParameterConflict]CMD information dataType check fail. local[4], remote[2]"
+  ;;
+F6_send_recv_count | F6_send_recv_dtype | F6_batch_send_recv_count | F6_batch_send_recv_dtype)
+  # Point-to-point (count, dtype) mismatch between rank 0's send and rank 1's receive at index
+  # 2: both ranks fail at once with EI0005 naming both sides, neither times out, nothing is
+  # half copied. count: rank 1 receives 512 where 256 are sent; dtype: rank 0 sends int32.
+  p2p=send op0=Send op1=Recv d0="Send" d1="Recv"
+  if [[ $CASE == F6_batch_* ]]; then
+    p2p=batch op0=BatchSendRecv op1=BatchSendRecv d0="BatchSendRecv send" d1="BatchSendRecv recv"
+  fi
+  if [[ $CASE == *_count ]]; then
+    run 2 45 --mode p2p_mismatch --p2p $p2p --what count --odd 1
+    c0=256 c1=512 t0=float32 t1=float32 para=count l0=256 r0=512 h0="local[256], remote[512]" h1="local[512], remote[256]"
+  else
+    run 2 45 --mode p2p_mismatch --p2p $p2p --what dtype --odd 0
+    c0=256 c1=256 t0=int32 t1=float32 para=dataType l0=int32 r0=float32 h0="local[2], remote[4]" h1="local[4], remote[2]"
+  fi
+  for r in 0 1; do
+    expect $r async 1
+    expect_not $r sync 0
+    [[ $(count_in $r debug "[InvalidArgument]op inconsistent") == 1 ]] || fail "rank $r: one op-inconsistent line expected"
+    has $r debug "[InitChannelStage][ParameterConflict]CMD information $para check fail." "$([[ $r == 0 ]] && echo "$h0" || echo "$h1")"
+  done
+  has 0 debug "[TaskExecStage][InvalidArgument]op inconsistent in communicator[" "index[2]:" \
+    "local rank[0] $d0 count[$c0] dataType[$t0] to rank[1] index[2] tag[${op0}_" \
+    "remote rank[1] $d1 count[$c1] dataType[$t1] from rank[0] index[2];" "parameter[$para] local[$l0] remote[$r0]"
+  has 1 debug "[TaskExecStage][InvalidArgument]op inconsistent in communicator[" "index[2]:" \
+    "local rank[1] $d1 count[$c1] dataType[$t1] from rank[0] index[2] tag[${op1}_" \
+    "remote rank[0] $d0 count[$c0] dataType[$t0] to rank[1] index[2];" "parameter[$para] local[$r0] remote[$l0]"
+  screen_has "Invalid_Argument(EI0005): The arguments for collective communication are inconsistent between ranks, ccl_op $op0, group "
+  screen_has ", parameter $para, local end $l0, remote end $r0."
+  has 1 debug "Invalid_Argument(EI0005)" "ccl_op $op1, group " ", parameter $para, local end $r0, remote end $l0."
+  task_failed_lines 0 "[TaskExecStage][RunFailed][Host]" $op0 2
+  task_failed_lines 1 "[TaskExecStage][RunFailed][Host]" $op1 2
+  if grep -qF "EI0002" "$WORK/err"; then fail "the p2p mismatch timed out instead"; fi
+  flight_has 0 1 Send done
+  flight_has 1 1 Recv done
+  flight_has 0 2 $op0 failed
+  flight_has 1 2 $op1 failed
   ;;
 F7_late_rank)
   # Rank 1 enters 3.5 s after rank 0 with HCCL_EXEC_TIMEOUT=2: both time out.
@@ -252,6 +300,8 @@ F15_buffsize_mismatch)
   screen_has "Invalid_Argument(EI0005): The arguments for collective communication are inconsistent between ranks, ccl_op CommInit, group "
   screen_has "parameter buffsize, local end"
   has 0 debug "comm-wide parameter buffsize is inconsistent"
+  has 0 debug "[InitChannelStage][ParameterConflict]CMD information cclbufferSize check fail. local[1048576], remote[2097152]"
+  has 1 debug "[InitChannelStage][ParameterConflict]CMD information cclbufferSize check fail. local[2097152], remote[1048576]"
   ;;
 F15_dfs_config_mismatch)
   # One rank turns the op-consistency check off: it would read the others' fingerprints as data.
