@@ -78,12 +78,38 @@ HcclResult Ctx::Flush() {
   if (g_.header != nullptr) AttachHeader();
   if (xfers_.empty()) return HCCL_SUCCESS;
   const HcclResult rc = transport::Progress(xfers_, g_.wait, &result_->progress);
+  if (g_.tasks != nullptr) RecordTasks(rc);
   xfers_.clear();
   if (rc != HCCL_SUCCESS) {
     if (result_->progress.code == HCCL_SUCCESS) result_->progress.code = rc;
     result_->code = rc;
   }
   return rc;
+}
+
+void Ctx::RecordTasks(HcclResult rc) {
+  bool blamed = false;
+  for (const transport::Xfer& x : xfers_) {
+    TaskRecord t;
+    t.id = static_cast<uint32_t>(g_.tasks->total + 1);
+    t.remote = x.link != nullptr ? x.link->remote().rank : 0;
+    t.send = x.send;
+    t.header_only = x.bytes == 0;
+    if (x.link != nullptr) t.link = x.link->type();
+    t.head = x.head_bytes;
+    t.bytes = x.head_bytes + x.bytes;
+    t.done = rc == HCCL_SUCCESS ? t.bytes : x.done;
+    if (t.done >= t.bytes) {
+      t.state = TaskState::kDone;
+    } else if (!blamed && x.link == result_->progress.link) {
+      // The transfer Progress named (the one it waited on, or whose link broke).
+      t.state = TaskState::kFailed;
+      blamed = true;
+    } else {
+      t.state = TaskState::kPending;
+    }
+    g_.tasks->Add(t);
+  }
 }
 
 void Ctx::AttachHeader() {
@@ -230,3 +256,21 @@ HcclResult Ctx::Fail(HcclResult code, const char* reason) {
 }
 
 }  // namespace vigil::alg::detail
+
+namespace vigil::alg {
+
+const char* TaskTypeName(const TaskRecord& task) {
+  if (!task.send) return "Notify Wait";
+  return task.header_only ? "Notify Record" : "Memcpy";
+}
+
+const char* TaskStateName(TaskState state) {
+  switch (state) {
+    case TaskState::kDone: return "done";
+    case TaskState::kFailed: return "failed";
+    case TaskState::kPending: return "pending";
+  }
+  return "unknown";
+}
+
+}  // namespace vigil::alg

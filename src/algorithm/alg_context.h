@@ -77,6 +77,8 @@ class Ctx {
   transport::Link* LinkTo(uint32_t peer);
   // Puts the group's op header on the transfers of this Flush that need it (see OpHeader).
   void AttachHeader();
+  // Appends this Flush's transfers to the group's task log (HCCL_DIAGNOSE_ENABLE=1).
+  void RecordTasks(HcclResult rc);
   // Moves this Flush's sends ahead of its receives (Progress offers them in order).
   void SendsFirst();
 

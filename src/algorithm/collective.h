@@ -60,6 +60,42 @@ struct OpHeader {
   }
 };
 
+// Task-level tracking (HCCL_DIAGNOSE_ENABLE=1): every transfer an op ran, as HCCL caches the
+// tasks of its ops. A send is HCCL's Memcpy into the peer, a receive its Notify Wait for the
+// peer's data; a transfer of an op header alone is the notify handshake of the op's start.
+enum class TaskState : uint8_t { kDone, kFailed, kPending };
+struct TaskRecord {
+  uint32_t id = 0;          // 1, 2, ... in the order the op posted them
+  uint32_t remote = 0;      // the peer's rank in the communicator
+  bool send = false;
+  bool header_only = false;
+  transport::LinkType link = transport::LinkType::kShm;
+  TaskState state = TaskState::kDone;
+  uint64_t head = 0;   // of which an op header
+  uint64_t bytes = 0;  // head and body
+  uint64_t done = 0;   // moved when the op ended
+};
+// "Memcpy", "Notify Record", "Notify Wait" (HCCL's task type names).
+const char* TaskTypeName(const TaskRecord& task);
+const char* TaskStateName(TaskState state);  // "done", "failed", "pending"
+struct TaskLog {
+  static constexpr size_t kMaxTasks = 256;  // the newest are kept; `total` counts them all
+  std::vector<TaskRecord> tasks;
+  uint64_t total = 0;
+  void Add(const TaskRecord& t) {
+    if (tasks.size() >= kMaxTasks) tasks.erase(tasks.begin(), tasks.begin() + kMaxTasks / 2);
+    tasks.push_back(t);
+    ++total;
+  }
+  // The task the op failed on (nullptr when none failed).
+  const TaskRecord* failed() const {
+    for (const TaskRecord& t : tasks) {
+      if (t.state == TaskState::kFailed) return &t;
+    }
+    return nullptr;
+  }
+};
+
 // The ranks an algorithm runs over. links[i] is the link to member i (nullptr for self).
 struct Group {
   uint32_t rank = 0;
@@ -67,6 +103,7 @@ struct Group {
   std::vector<transport::Link*> links;
   transport::WaitPolicy wait;
   OpHeader* header = nullptr;  // optional; see OpHeader
+  TaskLog* tasks = nullptr;    // optional: record every transfer (HCCL_DIAGNOSE_ENABLE=1)
 };
 
 struct Scratch {

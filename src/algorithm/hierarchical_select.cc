@@ -50,6 +50,7 @@ Group SubGroup(const Group& g, const std::vector<uint32_t>& members, uint32_t in
     if (j != index && members[j] < g.links.size()) s.links[j] = g.links[members[j]];
   }
   s.wait = g.wait;
+  s.tasks = g.tasks;
   return s;
 }
 

@@ -162,6 +162,7 @@ HcclResult Communicator::Create(const CommOptions& options, std::shared_ptr<Comm
   }
   comm->ccl_base_ = base;
   comm->consistency_check_.store(env.inconsistent_check);
+  comm->diagnose_enable_ = env.diagnose_enable;
 
   std::string ifname;
   transport::TransportOptions topts;
@@ -465,6 +466,9 @@ HcclResult Communicator::RunAlgorithm(const OpDesc& op, alg::Algo algo, const al
 
 aclError Communicator::Execute(const OpDesc& op, const OpRecord& record) {
   OpFailure failure;
+  // Task-level tracking (HCCL_DIAGNOSE_ENABLE=1); off, no op pays for it.
+  std::shared_ptr<alg::TaskLog> tasks;
+  if (diagnose_enable_) tasks = std::make_shared<alg::TaskLog>();
   auto fail = [&](OpFailure::Kind kind, HcclResult code) {
     failure.kind = kind;
     failure.local_ip = endpoints_[rank()].host_ip;
@@ -475,6 +479,7 @@ aclError Communicator::Execute(const OpDesc& op, const OpRecord& record) {
     }
     failure.code = code;
     RecordError(code);
+    if (tasks) NotifyTasks(record, tasks);
     NotifyFinish(record, code, &failure);
     return StreamErrorFor(kind);
   };
@@ -571,6 +576,7 @@ aclError Communicator::Execute(const OpDesc& op, const OpRecord& record) {
     group.wait.deadline = SteadyClock::now() + std::chrono::seconds(exec_timeout);
   }
   group.wait.abort = &abort_;
+  group.tasks = tasks.get();
 
   // A transfer of the check or of the algorithm failed: timeout, abort, or a broken link.
   auto fail_transfer = [&](const transport::ProgressError& pe, HcclResult rc) {
@@ -695,6 +701,7 @@ aclError Communicator::Execute(const OpDesc& op, const OpRecord& record) {
     }
     return fail(OpFailure::Kind::kCopyFault, HCCL_E_RUNTIME);
   }
+  if (tasks) NotifyTasks(record, tasks);
   NotifyFinish(record, HCCL_SUCCESS, nullptr);
   return ACL_SUCCESS;
 }

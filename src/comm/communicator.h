@@ -119,6 +119,7 @@ class Communicator : public std::enable_shared_from_this<Communicator> {
   std::set<std::pair<uint32_t, uint32_t>> reported_stream_pairs_;
 
   std::atomic<bool> consistency_check_{true};
+  bool diagnose_enable_ = false;  // HCCL_DIAGNOSE_ENABLE: record every op's tasks
   uint64_t coll_seq_ = 0;  // collectives that reached the check; under exec_mu_
   std::atomic<bool> links_closed_{false};
   std::string closed_reason_;  // under links_mu_

@@ -32,4 +32,8 @@ void NotifyFinish(const OpRecord& op, HcclResult result, const OpFailure* failur
   }
 }
 
+void NotifyTasks(const OpRecord& op, const std::shared_ptr<alg::TaskLog>& tasks) {
+  for (size_t i = 0, n = g_count.load(); i < n; ++i) g_observers[i].load()->OnTasks(op, tasks);
+}
+
 }  // namespace vigil::comm

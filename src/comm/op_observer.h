@@ -2,6 +2,8 @@
 // here): entry log and task-exception records, heartbeat op in/out counters, flight recorder.
 #pragma once
 
+#include <memory>
+
 #include "comm/op.h"
 
 namespace vigil::comm {
@@ -15,6 +17,12 @@ class OpObserver {
   virtual void OnStart(const OpRecord& op) = 0;
   // On the stream worker; failure is null on success.
   virtual void OnFinish(const OpRecord& op, HcclResult result, const OpFailure* failure) = 0;
+  // On the stream worker, just before OnFinish, with the op's tasks: only when task-level
+  // tracking is on (HCCL_DIAGNOSE_ENABLE=1).
+  virtual void OnTasks(const OpRecord& op, const std::shared_ptr<alg::TaskLog>& tasks) {
+    (void)op;
+    (void)tasks;
+  }
 };
 
 // Process-wide observers, called in registration order. Observers live for the process
@@ -25,5 +33,6 @@ void AddOpObserver(OpObserver* observer);
 void NotifyEnqueue(const OpRecord& op);
 void NotifyStart(const OpRecord& op);
 void NotifyFinish(const OpRecord& op, HcclResult result, const OpFailure* failure);
+void NotifyTasks(const OpRecord& op, const std::shared_ptr<alg::TaskLog>& tasks);
 
 }  // namespace vigil::comm

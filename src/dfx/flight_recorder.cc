@@ -12,6 +12,7 @@
 #include <deque>
 #include <filesystem>
 #include <map>
+#include <memory>
 #include <mutex>
 #include <optional>
 #include <thread>
@@ -35,6 +36,7 @@ struct Entry {
   bool finished = false;
   HcclResult result = HCCL_SUCCESS;
   std::string error;
+  std::shared_ptr<const alg::TaskLog> tasks;  // HCCL_DIAGNOSE_ENABLE=1 only
 };
 
 struct CommRing {
@@ -75,6 +77,23 @@ std::string HostName() {
   return name;
 }
 
+// ,"tasksTotal":N,"tasks":[{"task":1,"type":"Notify Wait","remote":1,"link":"SHM",
+//  "bytes":1088,"done":0,"state":"failed"}, ...]
+void AppendTasks(const alg::TaskLog& log, std::string* json) {
+  *json += fmt::format(",\"tasksTotal\":{},\"tasks\":[", log.total);
+  bool first = true;
+  for (const alg::TaskRecord& t : log.tasks) {
+    if (!first) *json += ',';
+    first = false;
+    *json += fmt::format(
+        "{{\"task\":{},\"type\":\"{}\",\"remote\":{},\"link\":\"{}\",\"bytes\":{},\"done\":{},"
+        "\"state\":\"{}\"}}",
+        t.id, alg::TaskTypeName(t), t.remote, transport::LinkTypeName(t.link), t.bytes, t.done,
+        alg::TaskStateName(t.state));
+  }
+  *json += ']';
+}
+
 class FlightRecorder : public comm::OpObserver {
  public:
   void OnEnqueue(const comm::OpRecord& op) override {
@@ -89,6 +108,11 @@ class FlightRecorder : public comm::OpObserver {
   void OnStart(const comm::OpRecord& op) override {
     std::lock_guard<std::mutex> lock(mu_);
     if (Entry* e = FindLocked(op)) e->start = WallClock::now();
+  }
+
+  void OnTasks(const comm::OpRecord& op, const std::shared_ptr<alg::TaskLog>& tasks) override {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (Entry* e = FindLocked(op)) e->tasks = tasks;
   }
 
   void OnFinish(const comm::OpRecord& op, HcclResult result,
@@ -152,6 +176,7 @@ class FlightRecorder : public comm::OpObserver {
               Escape(FormatPlogTime(op.enqueue_time)), TimeOrNull(e.start), TimeOrNull(e.leave),
               state, static_cast<int>(e.result));
           if (!e.error.empty()) json += ",\"error\":" + Escape(e.error);
+          if (e.tasks) AppendTasks(*e.tasks, &json);
           json += '}';
         }
         json += "]}";

@@ -14,8 +14,11 @@
 //                      "reduceType":"sum"|null,"root":..|null,"streamId":..,"taskId":..,
 //                      "algType":..,"enter":"2025-10-24-11:16:55.490.253","start":..|null,
 //                      "leave":..|null,"state":"queued|running|done|failed",
-//                      "result":<HcclResult>,"error":".."}]}]}
-// Ops are oldest first. Times are local plog stamps.
+//                      "result":<HcclResult>,"error":"..",
+//                      "tasksTotal":..,"tasks":[{"task":1,"type":"Notify Wait","remote":1,
+//                        "link":"SHM","bytes":..,"done":..,"state":"done|failed|pending"}]}]}]}
+// Ops are oldest first. Times are local plog stamps. "tasks" (the newest alg::TaskLog::kMaxTasks
+// transfers of the op) only with HCCL_DIAGNOSE_ENABLE=1.
 #pragma once
 
 #include <cstddef>

@@ -3,6 +3,7 @@
 #include <atomic>
 #include <deque>
 #include <map>
+#include <memory>
 #include <mutex>
 #include <optional>
 
@@ -19,11 +20,22 @@ namespace vigil::dfx {
 namespace {
 
 constexpr size_t kOpsPerStream = 2048;  // HCCL keeps 2048 tasks per stream
+constexpr size_t kTaskOps = 2000;       // HCCL_DIAGNOSE_ENABLE: task detail of the last 2000 ops
 
 struct Tracked {
   comm::OpRecord op;
   std::optional<comm::OpFailure> failure;
+  std::shared_ptr<alg::TaskLog> tasks;  // HCCL_DIAGNOSE_ENABLE=1 only
 };
+
+// What a task that did not complete was waiting for, in words.
+std::string WaitFor(const alg::TaskRecord& t) {
+  if (!t.send && t.done < t.head) {
+    return fmt::format("op header of rank[{}] (has it entered this op?)", t.remote);
+  }
+  if (!t.send) return fmt::format("data from rank[{}]", t.remote);
+  return fmt::format("rank[{}] to take the data (its op header or free link buffer)", t.remote);
+}
 
 std::string P(const void* p) { return fmt::format("{}", fmt::ptr(p)); }
 
@@ -43,11 +55,25 @@ class TaskExceptionHandler : public comm::OpObserver {
     LogOpEntry(op);
     std::lock_guard<std::mutex> lock(mu_);
     auto& q = by_stream_[op.stream_id];
-    q.push_back(Tracked{op, std::nullopt});
+    q.push_back(Tracked{op, std::nullopt, nullptr});
     if (q.size() > kOpsPerStream) q.pop_front();
   }
 
   void OnStart(const comm::OpRecord&) override {}
+
+  void OnTasks(const comm::OpRecord& op, const std::shared_ptr<alg::TaskLog>& tasks) override {
+    std::lock_guard<std::mutex> lock(mu_);
+    Tracked* t = FindLocked(op.stream_id, op.task_id);
+    if (t == nullptr) return;
+    t->tasks = tasks;
+    // Task detail of the last kTaskOps ops only, as HCCL caches it.
+    task_ops_.push_back(tasks);
+    if (task_ops_.size() > kTaskOps) {
+      task_ops_.front()->tasks.clear();
+      task_ops_.front()->tasks.shrink_to_fit();
+      task_ops_.pop_front();
+    }
+  }
 
   void OnFinish(const comm::OpRecord& op, HcclResult result,
                 const comm::OpFailure* failure) override {
@@ -113,6 +139,16 @@ class TaskExceptionHandler : public comm::OpObserver {
                "count[{}], {}src[{}], dst[{}], dataType[{}].",
                stage, FormatPlogTime(op.enqueue_time), op.device, op.index, op.count, reduce,
                P(op.src), P(op.dst), DataTypeName(op.dtype));
+    if (t.tasks) {
+      if (const alg::TaskRecord* task = t.tasks->failed()) {
+        // Task-level tracking (HCCL_DIAGNOSE_ENABLE=1): the transfer the op failed on.
+        HCCL_ERROR("{}Task run failed, para information is task[{}/{}], taskType[{}], "
+                   "remoteRank[{}], linkType[{}], size[{}], bytesDone[{}], waitFor[{}], tag[{}].",
+                   stage, task->id, t.tasks->total, alg::TaskTypeName(*task), task->remote,
+                   transport::LinkTypeName(task->link), task->bytes, task->done, WaitFor(*task),
+                   op.tag);
+      }
+    }
     ReportClusterException(op);
     if (!t.failure) return;
     const comm::OpFailure& f = *t.failure;
@@ -171,6 +207,7 @@ class TaskExceptionHandler : public comm::OpObserver {
 
   std::mutex mu_;
   std::map<uint32_t, std::deque<Tracked>> by_stream_;
+  std::deque<std::shared_ptr<alg::TaskLog>> task_ops_;
   std::once_flag screen_once_;
 };
 

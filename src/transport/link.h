@@ -123,6 +123,9 @@ struct Xfer {
   // A send whose body may not start before *gate is true (its head goes at once): set by a
   // HeadHook when the peer's own header has arrived, or when every header it waits for passed.
   const bool* gate = nullptr;
+  // Out, written only when Progress fails: the bytes (head and body) moved by then, so that
+  // task-level tracking (HCCL_DIAGNOSE_ENABLE) can say how far each transfer got.
+  size_t done = 0;
 };
 
 struct WaitPolicy {

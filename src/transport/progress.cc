@@ -91,6 +91,12 @@ HcclResult Step(Xfer& x, size_t done, size_t* moved, bool head_only) {
   return x.send ? x.link->TrySend(p, left, moved) : x.link->TryRecv(p, left, moved);
 }
 
+// A failed Progress tells each transfer how far it got (Xfer::done).
+HcclResult Failed(std::vector<Xfer>& xfers, const size_t* done, HcclResult rc) {
+  for (size_t i = 0; i < xfers.size(); ++i) xfers[i].done = done[i];
+  return rc;
+}
+
 }  // namespace
 
 HcclResult Progress(std::vector<Xfer>& xfers, const WaitPolicy& wait, ProgressError* error) {
@@ -163,7 +169,7 @@ HcclResult Progress(std::vector<Xfer>& xfers, const WaitPolicy& wait, ProgressEr
           err->code = r;
           err->link = x.link;
           err->reason = fmt::format("link error during {}", Describe(x, done[i]));
-          return r;
+          return Failed(xfers, done, r);
         }
         if (moved == 0) break;
         const bool head_arrived = !x.send && x.hook != nullptr && done[i] < x.head_bytes &&
@@ -176,7 +182,7 @@ HcclResult Progress(std::vector<Xfer>& xfers, const WaitPolicy& wait, ProgressEr
             err->code = HCCL_E_PARA;
             err->link = x.link;
             err->reason = fmt::format("op header rejected during {}", Describe(x, done[i]));
-            return err->code;
+            return Failed(xfers, done, err->code);
           }
           if (v == HeadVerdict::kHold) {
             held[i] = true;
@@ -196,7 +202,7 @@ HcclResult Progress(std::vector<Xfer>& xfers, const WaitPolicy& wait, ProgressEr
         err->code = static_cast<HcclResult>(code);
         err->link = x.link;
         err->reason = fmt::format("aborted while waiting for {}", Describe(x, done[pending[0]]));
-        return err->code;
+        return Failed(xfers, done, err->code);
       }
     }
     if (moved_any) {
@@ -211,7 +217,7 @@ HcclResult Progress(std::vector<Xfer>& xfers, const WaitPolicy& wait, ProgressEr
       err->timed_out = true;
       err->reason = fmt::format("timeout waiting for {} ({} transfers pending)",
                                 Describe(x, done[pending[0]]), npending);
-      return err->code;
+      return Failed(xfers, done, err->code);
     }
     if (!idle) {
       idle = true;
@@ -234,7 +240,7 @@ HcclResult Progress(std::vector<Xfer>& xfers, const WaitPolicy& wait, ProgressEr
         err->code = HCCL_E_REMOTE;
         err->link = x.link;
         err->reason = fmt::format("link error during {}", Describe(x, done[pending[j]]));
-        return err->code;
+        return Failed(xfers, done, err->code);
       }
     }
     if (nheld == npending) {

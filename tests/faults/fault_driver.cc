@@ -181,6 +181,13 @@ int RunMismatch(const Options& o) {
   HcclGetCommAsyncError(comm, &async);
   r.async = async;
   r.ok = r.op == HCCL_SUCCESS && r.sync == ACL_SUCCESS;
+  if (r.ok && dtype == HCCL_DATA_TYPE_FP32) {
+    // What a completed op left in the output (an AllReduce of rank+1 should give n(n+1)/2), so
+    // a test can tell a silently wrong result from a right one.
+    float first = 0;
+    aclrtMemcpy(&first, sizeof(first), recv, sizeof(first), ACL_MEMCPY_DEVICE_TO_HOST);
+    std::printf("DATA rank=%u first=%g\n", g_rank, static_cast<double>(first));
+  }
   Print(o, r);
   int hold = o.hold_ms;
   if (o.mode == "late" && !odd && hold == 0) {

@@ -17,7 +17,7 @@ PY=/usr/bin/python3
 # Short timeouts (HCCL_CONNECT_TIMEOUT accepts >= 1, HCCL_EXEC_TIMEOUT >= 1 s; 0 = forever).
 export HCCL_IF_BASE_PORT=0 HCCL_BUFFSIZE=1 HCCL_CONNECT_TIMEOUT=20 HCCL_EXEC_TIMEOUT=60
 export ASCEND_PROCESS_LOG_PATH=$LOGS
-unset HCCL_DFS_CONFIG VIGIL_DEVICE_MEMORY HCCL_RDMA_QPS_PER_CONNECTION VIGIL_TRANSPORT VIGIL_FAULT
+unset HCCL_DFS_CONFIG HCCL_DIAGNOSE_ENABLE VIGIL_DEVICE_MEMORY HCCL_RDMA_QPS_PER_CONNECTION VIGIL_TRANSPORT VIGIL_FAULT
 
 fail() {
   echo "FAIL[$CASE]: $*"
@@ -94,6 +94,30 @@ for path in sys.argv[4:]:
         for o in c["ops"]:
             if o["index"] == index and o["op"] == op and o["state"] == state:
                 sys.exit(0)
+sys.exit(1)
+PY
+}
+
+# The flight-recorder dump of a rank lists, for op INDEX, a task TYPE with REMOTE in STATE
+# (HCCL_DIAGNOSE_ENABLE=1); "none" as TYPE: no op of the dump carries tasks.
+flight_task() {  # rank index type remote state
+  local pid
+  pid=$(field "$1" pid)
+  local files
+  files=$(ls "$LOGS/run/flight/flight-${pid}_"*.json 2>/dev/null)
+  [[ -n "$files" ]] || fail "rank $1 wrote no flight-recorder dump"
+  "$PY" - "$2" "$3" "$4" "$5" $files <<'PY' || fail "rank $1 flight dump: op $2 task $3 remote $4 $5 not as expected"
+import json, sys
+index, typ, remote, state = int(sys.argv[1]), sys.argv[2], int(sys.argv[3]), sys.argv[4]
+ops = [o for p in sys.argv[5:] for c in json.load(open(p))["comms"] for o in c["ops"]]
+if typ == "none":
+    sys.exit(0 if all("tasks" not in o for o in ops) else 1)
+for o in ops:
+    if o["index"] != index:
+        continue
+    for t in o.get("tasks", []):
+        if t["type"] == typ and t["remote"] == remote and t["state"] == state:
+            sys.exit(0)
 sys.exit(1)
 PY
 }
@@ -220,6 +244,28 @@ F7_late_rank)
     has $r run "HCCL_EXEC_TIMEOUT set by environment to [2]s"
   done
   screen_has "Communication_Error_Timeout(EI0002)"
+  # Op-level tracking only (HCCL_DIAGNOSE_ENABLE=0): no task detail anywhere.
+  if grep -rqF "para information is" "$LOGS/debug"; then fail "task detail without HCCL_DIAGNOSE_ENABLE"; fi
+  for r in 0 1; do flight_task $r 2 none 0 -; done
+  ;;
+F7_late_rank_diagnose)
+  # As F7 with task-level tracking: the report names the transfer each rank waited on (a
+  # Notify Wait for the other's op header, nothing received) and the dumps carry the tasks.
+  export HCCL_EXEC_TIMEOUT=2 HCCL_DIAGNOSE_ENABLE=1
+  run 2 60 --mode late --odd 1 --delay-ms 3500
+  for r in 0 1; do
+    other=$((1 - r))
+    expect $r async 9
+    task_failed_lines $r "[TaskExecStage][Timeout][Host]" AllReduce 2
+    has $r debug "[TaskExecStage][Timeout][Host]Task run failed, para information is task[" \
+      "taskType[Notify Wait], remoteRank[$other], linkType[SHM], size[" "bytesDone[0]," \
+      "waitFor[op header of rank[$other] (has it entered this op?)], tag[AllReduce_"
+    [[ $(count_in $r debug "para information is") == 1 ]] || fail "rank $r: one task detail line expected"
+    has $r run "HCCL_DIAGNOSE_ENABLE set by environment to [1]"
+    flight_task $r 2 "Notify Wait" $other failed
+    flight_task $r 1 "Notify Wait" $other done
+    flight_task $r 1 Memcpy $other done
+  done
   ;;
 F8_two_streams)
   run 2 45 --mode two_streams --odd 1 --delay-ms 700
