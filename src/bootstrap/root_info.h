@@ -34,8 +34,9 @@ struct RankInfo {
   uint32_t buffsize_mb = 0;
   uint32_t exec_timeout_s = 0;
   std::string transport;  // VIGIL_TRANSPORT
-  // HCCL_DFS_CONFIG inconsistent_check: "on"/"off". Ranks that disagree would read each other's
-  // op fingerprints as data, so it is a comm-wide parameter like the others.
+  // HCCL_DFS_CONFIG inconsistent_check: "on"/"off". Ranks that disagree would answer one op
+  // mismatch two ways (an early EI0005 on some, a timeout on others), so it is a comm-wide
+  // parameter like the others.
   std::string op_check;
   // The process's heartbeat (maintenance) listener on host_ip; 0 = heartbeat off. Filled by
   // Rendezvous from the provider below when the caller left it 0.

@@ -7,6 +7,7 @@
 #include <cstring>
 #include <fstream>
 #include <optional>
+#include <thread>
 
 #include "bootstrap/socket.h"
 #include "comm/consistency.h"
@@ -256,6 +257,21 @@ void Communicator::CloseLinks(const std::string& why) {
                    "waiting on this rank stop now instead of after HCCL_EXEC_TIMEOUT",
                    identifier(), rank(), why);
   if (transport_) transport_->Close();
+}
+
+transport::ProgressError Communicator::WaitOut(uint32_t peer, const alg::Group& group) {
+  // As a held transfer does in Progress: until the deadline or the abort flag.
+  while (SteadyClock::now() < group.wait.deadline && abort_.load() == 0) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  transport::ProgressError pe;
+  pe.link = peer < group.links.size() ? group.links[peer] : nullptr;
+  pe.timed_out = abort_.load() == 0;
+  pe.code = pe.timed_out ? HCCL_E_TIMEOUT : static_cast<HcclResult>(abort_.load());
+  pe.reason = fmt::format("timeout waiting for rank[{}], whose op header differs (the op "
+                          "consistency check is off: HCCL_DFS_CONFIG inconsistent_check:off)",
+                          peer);
+  return pe;
 }
 
 void Communicator::RecordError(HcclResult code) {
@@ -646,22 +662,31 @@ aclError Communicator::Execute(const OpDesc& op, const OpRecord& record) {
 
   // The fingerprints ride on the algorithm's first transfers (consistency.h). Hierarchical ops
   // run phases on sub-groups that carry no header: for them the exchange is a round of its own.
+  // The headers travel whether the check is on or not (consistency.h): off only silences the
+  // report, and a mismatch then waits out HCCL_EXEC_TIMEOUT as HCCL's notify waits do.
+  const bool report = consistency_check_.load();
+  auto fail_check = [&](const ConsistencyResult& check) {
+    if (report) return fail_mismatch(check);
+    const transport::ProgressError pe = WaitOut(check.remote_rank, group);
+    return fail_transfer(pe, pe.code);
+  };
   std::optional<FingerprintHeader> fingerprint;
   std::optional<P2pHeader> p2p;
-  if (size() > 1 && consistency_check_.load() && IsCheckedOp(op.type)) {
-    fingerprint.emplace(MakeFingerprint(op, record.index, ++coll_seq_, rank()), rank(), size());
+  if (size() > 1 && IsCheckedOp(op.type)) {
+    fingerprint.emplace(MakeFingerprint(op, record.index, ++coll_seq_, rank()), rank(), size(),
+                        report);
     if (algo == alg::Algo::kHierarchical) {
       ConsistencyResult check;
       HcclResult crc = ExchangeFingerprints(fingerprint->mine(), rank(), size(), group.links,
                                             group.wait, &check);
       if (crc != HCCL_SUCCESS && !check.mismatch) return fail_transfer(check.progress, crc);
-      if (crc != HCCL_SUCCESS) return fail_mismatch(check);
+      if (crc != HCCL_SUCCESS) return fail_check(check);
       fingerprint.reset();
     } else {
       group.header = fingerprint->header();
     }
-  } else if (size() > 1 && consistency_check_.load() && IsP2pOp(op.type)) {
-    p2p.emplace(op, record.index, rank(), size());
+  } else if (size() > 1 && IsP2pOp(op.type)) {
+    p2p.emplace(op, record.index, rank(), size(), report);
     group.header = p2p->header();
   }
 
@@ -678,7 +703,7 @@ aclError Communicator::Execute(const OpDesc& op, const OpRecord& record) {
     HcclResult crc =
         ExchangeFingerprints(fingerprint->mine(), rank(), size(), group.links, group.wait, &check);
     if (crc != HCCL_SUCCESS && !check.mismatch) return fail_transfer(check.progress, crc);
-    if (crc != HCCL_SUCCESS) return fail_mismatch(check);
+    if (crc != HCCL_SUCCESS) return fail_check(check);
   }
   if (rc != HCCL_SUCCESS) {
     if (!result.copy.faulted) return fail_transfer(result.progress, rc);

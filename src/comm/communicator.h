@@ -69,9 +69,8 @@ class Communicator : public std::enable_shared_from_this<Communicator> {
   void Abort(HcclResult code);
   // For tests and fault injection: the transport.
   transport::Transport* transport() { return transport_.get(); }
-  // The early op-consistency check (comm/consistency.h); from HCCL_DFS_CONFIG at creation.
-  // Must be the same on every rank; change it only between ops every rank has synchronized
-  // (benchmarks compare the two settings in one run).
+  // The early op-consistency report (comm/consistency.h); from HCCL_DFS_CONFIG at creation.
+  // Off, the op headers still travel and a mismatch times out instead (as in HCCL).
   bool consistency_check() const { return consistency_check_.load(); }
   void set_consistency_check(bool on) { consistency_check_.store(on); }
 
@@ -93,6 +92,9 @@ class Communicator : public std::enable_shared_from_this<Communicator> {
   // Closes every link of this communicator so that peers waiting on this rank fail at once
   // instead of after HCCL_EXEC_TIMEOUT; later ops fail fast naming `why`.
   void CloseLinks(const std::string& why);
+  // The check is off and a separate fingerprint exchange found `peer` in another op: wait as
+  // a held transfer would (deadline or abort) and say so.
+  transport::ProgressError WaitOut(uint32_t peer, const alg::Group& group);
 
   CommOptions options_;
   std::vector<bootstrap::RankInfo> ranks_;

@@ -14,10 +14,13 @@
 // (its own neighbours report it and close their links). An algorithm that moves nothing
 // (count 0) leaves the exchange to ExchangeFingerprints afterwards.
 //
-// Every collective sends exactly one frame each way on each neighbour link, so the links' byte
-// streams stay aligned only if the check is on (or off) on every rank alike
-// (HCCL_DFS_CONFIG=inconsistent_check:off); a rank that receives data where a fingerprint
-// belongs reports that setting as the inconsistent parameter.
+// Every collective sends exactly one frame each way on each neighbour link, whatever
+// HCCL_DFS_CONFIG says: the headers are what keeps one op from taking another op's bytes off
+// the shared links. inconsistent_check:off only turns the early report off (report = false):
+// a header that disagrees is then held (its data never taken) and the op waits until
+// HCCL_EXEC_TIMEOUT and fails with EI0002 on every rank it involves, as HCCL's notify waits do;
+// without the headers the ranks whose byte counts happened to line up would complete with
+// another op's data (an AllReduce taking an AllGather's input) and report success.
 //
 // Point-to-point ops (Send/Recv/BatchSendRecv) carry a P2pFingerprint instead, on the links to
 // the peers they name (P2pHeader): each side tells the other, in both directions and in the
@@ -122,7 +125,8 @@ HcclResult ExchangeFingerprints(const OpFingerprint& mine, uint32_t rank, uint32
 // still due (ExchangeFingerprints).
 class FingerprintHeader {
  public:
-  FingerprintHeader(const OpFingerprint& mine, uint32_t rank, uint32_t size);
+  // report = false (inconsistent_check:off): a mismatch holds the transfer instead of failing.
+  FingerprintHeader(const OpFingerprint& mine, uint32_t rank, uint32_t size, bool report = true);
   FingerprintHeader(const FingerprintHeader&) = delete;
   FingerprintHeader& operator=(const FingerprintHeader&) = delete;
 
@@ -140,6 +144,7 @@ class FingerprintHeader {
   bool got_[2] = {false, false};
   alg::OpHeader header_;
   ConsistencyResult result_;
+  bool report_ = true;
 };
 
 // The check folded into a point-to-point op: set group.header = header() before running it
@@ -147,7 +152,7 @@ class FingerprintHeader {
 // found (the op then failed with HCCL_E_PARA).
 class P2pHeader {
  public:
-  P2pHeader(const OpDesc& op, uint64_t index, uint32_t rank, uint32_t size);
+  P2pHeader(const OpDesc& op, uint64_t index, uint32_t rank, uint32_t size, bool report = true);
   P2pHeader(const P2pHeader&) = delete;
   P2pHeader& operator=(const P2pHeader&) = delete;
 
@@ -162,6 +167,7 @@ class P2pHeader {
   std::unique_ptr<bool[]> arrived_;
   alg::OpHeader header_;
   ConsistencyResult result_;
+  bool report_ = true;
 };
 
 // Compares what this rank moves with a peer (mine, the header it sent that peer) with the

@@ -157,18 +157,28 @@ F5_op_mismatch)
   flight_has 0 1 AllReduce done
   ;;
 F5_check_off)
-  # As HCCL does without the check: rank 1 (AllGather) waits for data that never comes and
-  # fails with a notify-wait timeout (EI0002) after HCCL_EXEC_TIMEOUT.
+  # The check's report is off, not the op headers: rank 1 (AllGather) and the AllReduce ranks
+  # never take each other's data, and every rank fails with a notify-wait timeout (EI0002)
+  # after HCCL_EXEC_TIMEOUT, as in HCCL. Without the headers rank 3's AllReduce would take rank
+  # 1's AllGather input and complete with a wrong sum, ranks 0 and 2 with a right one by luck.
   export HCCL_DFS_CONFIG="cluster_heartbeat:on,inconsistent_check:off" HCCL_EXEC_TIMEOUT=2
   run 4 60 --mode mismatch --what op --odd 1 --hold-ms 5000
-  expect 1 async 9
-  expect_not 1 sync 0
+  for r in 0 1 2 3; do
+    expect $r async 9
+    expect_not $r sync 0
+  done
+  if grep -q "^DATA " "$WORK/out"; then
+    fail "a rank completed the mismatched op: $(grep '^DATA ' "$WORK/out" | tr '\n' ' ')"
+  fi
   task_failed_lines 1 "[TaskExecStage][Timeout][Host]" AllGather 2
+  task_failed_lines 3 "[TaskExecStage][Timeout][Host]" AllReduce 2
   has 1 debug "[TaskExecStage][Timeout][Host]Task run failed, reason is timeout waiting for" "timeout[2s]"
   screen_has "Communication_Error_Timeout(EI0002): Communication operator execution waiting times out."
   has 1 run "HCCL_DFS_CONFIG set by environment to [cluster_heartbeat:on,inconsistent_check:off]"
-  if grep -rqF "op inconsistent" "$LOGS/debug"; then fail "the check ran although it is off"; fi
+  if grep -rqF "op inconsistent" "$LOGS/debug"; then fail "the check reported although it is off"; fi
+  if grep -rqF "CMD information" "$LOGS/debug"; then fail "a CMD information line although the check is off"; fi
   flight_has 1 2 AllGather failed
+  flight_has 3 2 AllReduce failed
   ;;
 F6_count_mismatch)
   run 2 45 --mode mismatch --what count --odd 1
@@ -350,7 +360,8 @@ F15_buffsize_mismatch)
   has 1 debug "[InitChannelStage][ParameterConflict]CMD information cclbufferSize check fail. local[2097152], remote[1048576]"
   ;;
 F15_dfs_config_mismatch)
-  # One rank turns the op-consistency check off: it would read the others' fingerprints as data.
+  # One rank turns the op-consistency check off: a mismatch would end as EI0005 on some ranks and
+  # as a timeout on others, so the ranks must agree.
   run 2 45 --mode init --odd 1 --odd-env HCCL_DFS_CONFIG=inconsistent_check:off
   for r in 0 1; do expect $r init 1; done
   screen_has "Invalid_Argument(EI0005): The arguments for collective communication are inconsistent between ranks, ccl_op CommInit, group "
