@@ -1,0 +1,201 @@
+// The op-consistency fingerprints: what two ranks' headers say to each other, as the transport
+// hook sees them (FingerprintHeader/P2pHeader::header()->hook), without any link.
+#include "comm/consistency.h"
+
+#include <gtest/gtest.h>
+
+#include "common/error_codes.h"
+
+namespace vigil::comm {
+namespace {
+
+using transport::HeadVerdict;
+
+alg::P2pItem Item(bool send, uint64_t count, HcclDataType type, uint32_t peer) {
+  alg::P2pItem it;
+  it.send = send;
+  it.count = count;
+  it.type = type;
+  it.peer = peer;
+  return it;
+}
+
+OpDesc P2p(OpType type, std::vector<alg::P2pItem> items) {
+  OpDesc op;
+  op.type = type;
+  op.items = std::move(items);
+  return op;
+}
+
+// What rank `from` (header h_from) sends to `to`, handed to `to`'s hook.
+HeadVerdict Deliver(P2pHeader& to, uint32_t from, P2pHeader& sender, uint32_t to_rank) {
+  alg::OpHeader* h = sender.header();
+  const void* head = h->mine_for(to_rank);
+  alg::OpHeader* mine = to.header();
+  return mine->hook.on_head(mine->hook.ctx, from, head);
+}
+
+TEST(P2pConsistency, MatchingSendAndRecvPass) {
+  P2pHeader a(P2p(OpType::kSend, {Item(true, 256, HCCL_DATA_TYPE_FP32, 1)}), 2, 0, 2);
+  P2pHeader b(P2p(OpType::kRecv, {Item(false, 256, HCCL_DATA_TYPE_FP32, 0)}), 2, 1, 2);
+  ASSERT_NE(a.header(), nullptr);
+  EXPECT_EQ(a.header()->npeers, 1u);
+  EXPECT_EQ(Deliver(b, 0, a, 1), HeadVerdict::kAccept);
+  EXPECT_EQ(Deliver(a, 1, b, 0), HeadVerdict::kAccept);
+  EXPECT_TRUE(*a.header()->arrived_flag(0));
+  EXPECT_FALSE(a.result().mismatch);
+}
+
+TEST(P2pConsistency, CountMismatchNamesBothSidesOnBothRanks) {
+  P2pHeader a(P2p(OpType::kSend, {Item(true, 256, HCCL_DATA_TYPE_FP32, 1)}), 2, 0, 2);
+  P2pHeader b(P2p(OpType::kRecv, {Item(false, 512, HCCL_DATA_TYPE_FP32, 0)}), 2, 1, 2);
+  EXPECT_EQ(Deliver(b, 0, a, 1), HeadVerdict::kFail);
+  EXPECT_EQ(Deliver(a, 1, b, 0), HeadVerdict::kFail);
+  const ConsistencyResult& ra = a.result();
+  ASSERT_TRUE(ra.mismatch);
+  EXPECT_EQ(ra.code, HCCL_E_PARA);
+  EXPECT_EQ(ra.remote_rank, 1u);
+  EXPECT_EQ(ra.what.parameter, "count");
+  EXPECT_EQ(ra.what.local, "256");
+  EXPECT_EQ(ra.what.remote, "512");
+  EXPECT_EQ(ra.local_desc, "Send count[256] dataType[float32] to rank[1] index[2]");
+  EXPECT_EQ(ra.remote_desc, "Recv count[512] dataType[float32] from rank[0] index[2]");
+  ASSERT_EQ(ra.hccl.size(), 1u);
+  EXPECT_EQ(RenderCmdCheckFail(ra.hccl[0].parameter, ra.hccl[0].local, ra.hccl[0].remote),
+            "CMD information count check fail. local[256], remote[512]");
+  const ConsistencyResult& rb = b.result();
+  EXPECT_EQ(rb.what.local, "512");
+  EXPECT_EQ(rb.local_desc, "Recv count[512] dataType[float32] from rank[0] index[2]");
+  EXPECT_EQ(rb.remote_desc, "Send count[256] dataType[float32] to rank[1] index[2]");
+}
+
+TEST(P2pConsistency, BatchDtypeMismatchInTheReverseDirection) {
+  // Both ranks send to and receive from each other; rank 1 sends int32 where rank 0 expects
+  // float32.
+  P2pHeader a(P2p(OpType::kBatchSendRecv, {Item(true, 8, HCCL_DATA_TYPE_FP32, 1),
+                                           Item(false, 8, HCCL_DATA_TYPE_FP32, 1)}),
+              5, 0, 2);
+  P2pHeader b(P2p(OpType::kBatchSendRecv, {Item(true, 8, HCCL_DATA_TYPE_INT32, 0),
+                                           Item(false, 8, HCCL_DATA_TYPE_FP32, 0)}),
+              5, 1, 2);
+  EXPECT_EQ(Deliver(a, 1, b, 0), HeadVerdict::kFail);
+  const ConsistencyResult& r = a.result();
+  EXPECT_EQ(r.what.parameter, "dataType");
+  EXPECT_EQ(r.what.local, "float32");
+  EXPECT_EQ(r.what.remote, "int32");
+  EXPECT_EQ(r.local_desc, "BatchSendRecv recv count[8] dataType[float32] from rank[1] index[5]");
+  EXPECT_EQ(r.remote_desc, "BatchSendRecv send count[8] dataType[int32] to rank[0] index[5]");
+  ASSERT_EQ(r.hccl.size(), 1u);
+  EXPECT_EQ(r.hccl[0].local, "4");  // HcclDataType numbers, as HCCL prints them
+  EXPECT_EQ(r.hccl[0].remote, "2");
+}
+
+TEST(P2pConsistency, UnmatchedSendAndLaterItemsDiffer) {
+  // Both ranks send, nobody receives.
+  P2pHeader a(P2p(OpType::kSend, {Item(true, 4, HCCL_DATA_TYPE_FP32, 1)}), 1, 0, 2);
+  P2pHeader b(P2p(OpType::kSend, {Item(true, 4, HCCL_DATA_TYPE_FP32, 0)}), 1, 1, 2);
+  EXPECT_EQ(Deliver(a, 1, b, 0), HeadVerdict::kFail);
+  EXPECT_EQ(a.result().what.parameter, "items");
+  EXPECT_EQ(a.result().what.local, "1 send");
+  EXPECT_EQ(a.result().what.remote, "0 recv");
+  EXPECT_EQ(a.result().remote_desc, "Send with no recv from rank[0] index[1]");
+  // Two items each way whose second items differ: only the hash can tell.
+  P2pHeader c(P2p(OpType::kBatchSendRecv, {Item(true, 4, HCCL_DATA_TYPE_FP32, 1),
+                                           Item(true, 4, HCCL_DATA_TYPE_FP32, 1)}),
+              1, 0, 2);
+  P2pHeader d(P2p(OpType::kBatchSendRecv, {Item(false, 4, HCCL_DATA_TYPE_FP32, 0),
+                                           Item(false, 8, HCCL_DATA_TYPE_FP32, 0)}),
+              1, 1, 2);
+  EXPECT_EQ(Deliver(d, 0, c, 1), HeadVerdict::kFail);
+  EXPECT_EQ(d.result().what.parameter, "counts");
+}
+
+TEST(P2pConsistency, CheckOffHoldsInsteadOfFailing) {
+  P2pHeader a(P2p(OpType::kSend, {Item(true, 256, HCCL_DATA_TYPE_FP32, 1)}), 2, 0, 2,
+              /*report=*/false);
+  P2pHeader b(P2p(OpType::kRecv, {Item(false, 512, HCCL_DATA_TYPE_FP32, 0)}), 2, 1, 2,
+              /*report=*/false);
+  EXPECT_EQ(Deliver(b, 0, a, 1), HeadVerdict::kHold);
+  EXPECT_FALSE(b.result().mismatch);
+  EXPECT_FALSE(*b.header()->arrived_flag(0));
+}
+
+TEST(P2pConsistency, NoRemotePeerNoHeader) {
+  P2pHeader a(P2p(OpType::kBatchSendRecv, {Item(true, 4, HCCL_DATA_TYPE_FP32, 0),
+                                           Item(false, 4, HCCL_DATA_TYPE_FP32, 0)}),
+              1, 0, 2);
+  EXPECT_EQ(a.header(), nullptr);
+}
+
+TEST(CollectiveConsistency, OpMismatchGivesHcclsTagCmdTypeAndOpFields) {
+  OpDesc ar;
+  ar.type = OpType::kAllReduce;
+  ar.count = 256;
+  OpDesc ag;
+  ag.type = OpType::kAllGather;
+  ag.count = 256;
+  // Two ranks: each is the other's prev and next.
+  FingerprintHeader r0(MakeFingerprint(ar, 2, 2, 0), 0, 2);
+  FingerprintHeader r1(MakeFingerprint(ag, 2, 2, 1), 1, 2);
+  alg::OpHeader* h0 = r0.header();
+  ASSERT_NE(h0, nullptr);
+  EXPECT_EQ(h0->hook.on_head(h0->hook.ctx, 1, r1.header()->mine), HeadVerdict::kFail);
+  const ConsistencyResult& r = r0.result();
+  EXPECT_EQ(r.what.parameter, "opType");
+  EXPECT_EQ(r.local_desc.rfind("AllReduce count[256] dataType[float32] reduceType[sum]", 0), 0u);
+  EXPECT_EQ(r.remote_desc.rfind("AllGather count[256] dataType[float32]", 0), 0u);
+  ASSERT_EQ(r.hccl.size(), 3u);
+  EXPECT_EQ(r.hccl[0].parameter, "tag");
+  EXPECT_EQ(r.hccl[0].local, "AllReduce");
+  EXPECT_EQ(r.hccl[1].parameter, "cmdType");
+  EXPECT_EQ(r.hccl[1].local, "2");
+  EXPECT_EQ(r.hccl[1].remote, "6");
+  EXPECT_EQ(r.hccl[2].parameter, "op");
+  EXPECT_EQ(r.hccl[2].local, "0");
+  EXPECT_EQ(r.hccl[2].remote, "255");
+}
+
+TEST(CollectiveConsistency, CollectiveMeetsPointToPoint) {
+  OpDesc ar;
+  ar.type = OpType::kAllReduce;
+  ar.count = 16;
+  FingerprintHeader coll(MakeFingerprint(ar, 3, 3, 0), 0, 2);
+  P2pHeader p2p(P2p(OpType::kSend, {Item(true, 16, HCCL_DATA_TYPE_FP32, 0)}), 3, 1, 2);
+  alg::OpHeader* hc = coll.header();
+  EXPECT_EQ(hc->hook.on_head(hc->hook.ctx, 1, p2p.header()->mine_for(0)), HeadVerdict::kFail);
+  EXPECT_EQ(coll.result().what.parameter, "opType");
+  EXPECT_EQ(coll.result().what.remote, "Send");
+  EXPECT_EQ(coll.result().remote_desc, "Send count[16] dataType[float32] to rank[0] index[3]");
+  alg::OpHeader* hp = p2p.header();
+  EXPECT_EQ(hp->hook.on_head(hp->hook.ctx, 0, hc->mine), HeadVerdict::kFail);
+  EXPECT_EQ(p2p.result().what.remote, "AllReduce");
+  ASSERT_EQ(p2p.result().hccl.size(), 2u);  // tag and cmdType
+  EXPECT_EQ(p2p.result().hccl[1].local, "4");
+  EXPECT_EQ(p2p.result().hccl[1].remote, "2");
+}
+
+TEST(CollectiveConsistency, CheckOffHolds) {
+  OpDesc a;
+  a.type = OpType::kAllReduce;
+  a.count = 4;
+  OpDesc b = a;
+  b.count = 8;
+  FingerprintHeader r0(MakeFingerprint(a, 1, 1, 0), 0, 2, /*report=*/false);
+  FingerprintHeader r1(MakeFingerprint(b, 1, 1, 1), 1, 2, /*report=*/false);
+  alg::OpHeader* h0 = r0.header();
+  EXPECT_EQ(h0->hook.on_head(h0->hook.ctx, 1, r1.header()->mine), HeadVerdict::kHold);
+  EXPECT_FALSE(r0.result().mismatch);
+}
+
+TEST(HcclCmdType, HcclNumbers) {
+  EXPECT_EQ(HcclCmdType(OpType::kBroadcast), 1u);
+  EXPECT_EQ(HcclCmdType(OpType::kAllReduce), 2u);
+  EXPECT_EQ(HcclCmdType(OpType::kSend), 4u);
+  EXPECT_EQ(HcclCmdType(OpType::kRecv), 5u);
+  EXPECT_EQ(HcclCmdType(OpType::kAllGather), 6u);
+  EXPECT_EQ(HcclCmdType(OpType::kBatchSendRecv), 13u);
+  EXPECT_EQ(HcclCmdType(OpType::kReduceScatterV), 17u);
+}
+
+}  // namespace
+}  // namespace vigil::comm
