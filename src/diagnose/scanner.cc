@@ -419,14 +419,10 @@ void ParseFile(const InputFile& in, uint32_t index, FileResult* out, std::vector
 }
 
 // One piece of a large plain file: the lines that start in [begin, end) (end = UINT64_MAX: to
-// the end of the file, even if it grew).
-void ParsePiece(const InputFile& in, uint32_t index, uint64_t begin, uint64_t end, FileResult* out,
+// the end of the file, even if it grew). read_at(p, n, offset) is pread's contract.
+template <typename ReadAtFn>
+void ParseRange(ReadAtFn&& read_at, uint32_t index, uint64_t begin, uint64_t end, FileResult* out,
                 std::vector<char>* buf, std::atomic<uint64_t>* progress) {
-  int fd = ::open(in.path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
-  if (fd < 0) {
-    out->skip_reason = std::string("cannot open: ") + std::strerror(errno);
-    return;
-  }
   out->read = true;
   // The first line start at or after begin: just past the first '\n' at or after begin - 1.
   uint64_t start = begin;
@@ -435,7 +431,7 @@ void ParsePiece(const InputFile& in, uint32_t index, uint64_t begin, uint64_t en
     start = UINT64_MAX;  // none in this piece
     uint64_t at = begin - 1;
     while (at < end) {
-      ssize_t n = ::pread(fd, buf->data(), buf->size(), static_cast<off_t>(at));
+      ssize_t n = read_at(buf->data(), buf->size(), at);
       if (n < 0 && errno == EINTR) continue;
       if (n <= 0) break;
       const void* nl = std::memchr(buf->data(), '\n', static_cast<size_t>(n));
@@ -446,19 +442,30 @@ void ParsePiece(const InputFile& in, uint32_t index, uint64_t begin, uint64_t en
       at += static_cast<uint64_t>(n);
     }
   }
-  if (start < end) {
-    FileParser parser(index, out);
-    uint64_t pos = start;
-    uint64_t stop = FeedStream(
-        [&](char* p, size_t n) -> ssize_t {
-          ssize_t got = ::pread(fd, p, n, static_cast<off_t>(pos));
-          if (got > 0) pos += static_cast<uint64_t>(got);
-          return got;
-        },
-        &parser, out, buf, progress, start, end);
-    parser.Finish();
-    out->bytes = stop - start;  // what this piece owns, not what it read past its end
+  if (start >= end) return;
+  FileParser parser(index, out);
+  uint64_t pos = start;
+  uint64_t stop = FeedStream(
+      [&](char* p, size_t n) -> ssize_t {
+        ssize_t got = read_at(p, n, pos);
+        if (got > 0) pos += static_cast<uint64_t>(got);
+        return got;
+      },
+      &parser, out, buf, progress, start, end);
+  parser.Finish();
+  out->bytes = stop - start;  // what this piece owns, not what it read past its end
+}
+
+void ParsePiece(const InputFile& in, uint32_t index, uint64_t begin, uint64_t end, FileResult* out,
+                std::vector<char>* buf, std::atomic<uint64_t>* progress) {
+  int fd = ::open(in.path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+  if (fd < 0) {
+    out->skip_reason = std::string("cannot open: ") + std::strerror(errno);
+    return;
   }
+  ParseRange(
+      [fd](char* p, size_t n, uint64_t off) { return ::pread(fd, p, n, static_cast<off_t>(off)); },
+      index, begin, end, out, buf, progress);
   ::close(fd);
 }
 
@@ -488,6 +495,24 @@ FileResult ParseText(std::string_view text, uint32_t file_index) {
       &parser, &out, &buf, nullptr);
   parser.Finish();
   return out;
+}
+
+FileResult ParseTextInPieces(std::string_view text, uint32_t file_index, size_t pieces) {
+  pieces = std::max<size_t>(1, pieces);
+  std::vector<FileResult> parts(pieces);
+  std::vector<char> buf;
+  auto read_at = [&](char* p, size_t n, uint64_t off) -> ssize_t {
+    if (off >= text.size()) return 0;
+    size_t k = std::min<size_t>(n, text.size() - off);
+    std::memcpy(p, text.data() + off, k);
+    return static_cast<ssize_t>(k);
+  };
+  for (size_t k = 0; k < pieces; ++k) {
+    uint64_t begin = text.size() * k / pieces, end = text.size() * (k + 1) / pieces;
+    ParseRange(read_at, file_index, begin, k + 1 == pieces ? UINT64_MAX : end, &parts[k], &buf,
+               nullptr);
+  }
+  return MergeParts(std::move(parts));
 }
 
 ScanResult Scan(const std::vector<std::string>& inputs, const ScanOptions& options) {

@@ -122,6 +122,10 @@ bool GzipSupported();
 // Parses one in-memory text (tests, fuzzing). `file_index` is stored in every Loc.
 FileResult ParseText(std::string_view text, uint32_t file_index);
 
+// ParseText as the scanner reads a large file: in `pieces` pieces split at line boundaries,
+// parsed separately and merged (tests: must equal ParseText).
+FileResult ParseTextInPieces(std::string_view text, uint32_t file_index, size_t pieces);
+
 // The text of one record for evidence: reads `path` at the line's byte offset. Empty on error.
 std::string ReadLineAt(const std::string& path, uint64_t offset, size_t max_len = 1000);
 
