@@ -1508,8 +1508,13 @@ void RuleLink(Ctx* cx) {
 void NormaliseCheckValues(std::string* param, std::string* local, std::string* remote) {
   std::string p = *param;
   for (char& ch : p) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
+  if (p == "optype") {  // the EI0005 screen line's name for it
+    p = "cmdtype";
+    *param = "cmdType";
+  }
   auto number = [](const std::string& v, int64_t* out) {
-    if (v.empty() || v.size() > 9 || !std::all_of(v.begin(), v.end(), [](char c) { return c >= '0' && c <= '9'; }))
+    if (v.empty() || v.size() > 9 ||
+        !std::all_of(v.begin(), v.end(), [](char c) { return c >= '0' && c <= '9'; }))
       return false;
     *out = std::stoll(v);
     return true;
@@ -1518,10 +1523,11 @@ void NormaliseCheckValues(std::string* param, std::string* local, std::string* r
     int64_t n = 0;
     if (!number(*v, &n)) return;
     if (p == "cmdtype") {
-      static const char* const kCmd[] = {"invalid",       "Broadcast",  "AllReduce", "Reduce",        "Send",
-                                         "Receive",       "AllGather",  "ReduceScatter", "AlltoAllV", "AlltoAllVC",
-                                         "AlltoAll",      "Gather",     "Scatter",   "BatchSendRecv", "BatchPut",
-                                         "BatchGet",      "AllGatherV", "ReduceScatterV", "BatchWrite"};
+      static const char* const kCmd[] = {
+          "invalid",  "Broadcast",  "AllReduce",      "Reduce",        "Send",
+          "Receive",  "AllGather",  "ReduceScatter",  "AlltoAllV",     "AlltoAllVC",
+          "AlltoAll", "Gather",     "Scatter",        "BatchSendRecv", "BatchPut",
+          "BatchGet", "AllGatherV", "ReduceScatterV", "BatchWrite"};
       if (n < static_cast<int64_t>(std::size(kCmd))) *v = kCmd[n];
     } else if (p == "datatype") {
       std::string_view name = DataTypeName(static_cast<HcclDataType>(n));
@@ -1599,8 +1605,22 @@ void RuleConsistency(Ctx* cx) {
     }
     obs.push_back(std::move(o));
   }
+  // Two different collectives also differ in their reduction (AllGather has none: HCCL prints
+  // 255): a consequence of the cmdType mismatch the same rank reports, not a second fault.
+  // Vigil prints HCCL's "CMD information cclbufferSize" line (bytes) beside its own buffsize line
+  // (MB, both ranks named): one fault, told once, by the richer line.
+  // (HCCL's lines name no comm, so this goes by process.)
+  std::set<int64_t> other_op, buffsize;
+  for (const Obs& o : obs) {
+    if (o.param == "cmdType") other_op.insert(o.e->proc);
+    if (o.param == "buffsize") buffsize.insert(o.e->proc);
+  }
   std::map<std::pair<std::string, std::string>, std::vector<const Obs*>> by;
-  for (const Obs& o : obs) by[{o.group, o.param}].push_back(&o);
+  for (const Obs& o : obs) {
+    if (o.param == "reduceOp" && other_op.count(o.e->proc)) continue;
+    if (o.param == "cclbufferSize" && buffsize.count(o.e->proc)) continue;
+    by[{o.group, o.param}].push_back(&o);
+  }
   for (const auto& [key, list] : by) {
     const auto& [group, param] = key;
     // rank -> value; a rank's own report wins over what a peer says of it.

@@ -245,7 +245,8 @@ def main():
 
     # --- HCCL's own consistency check (rank_consistentcy_checker.cc), as CANN writes it: enums as
     # numbers, no comm or rank in the line. Rank 1 called AllGather (cmdType 6) where the others
-    # called AllReduce (2); its ring neighbours 0 and 2 and rank 1 itself report it ---
+    # called AllReduce (2); its ring neighbours 0 and 2 and rank 1 itself report it (the reduce op
+    # differs too: AllGather has none, 255) ---
     def cmd_fail(pid, ts, param, local, remote):
         return (f"[ERROR] HCCL({pid},python):{ts} [rank_consistentcy_checker.cc:412] [{pid}]"
                 f"[RankConsistentcyChecker][ReportCmdInfoCheckFailed]CMD information {param} check fail. "
@@ -268,6 +269,7 @@ def main():
             ts = f"2025-11-03-20:18:46.{100 + 10 * r + k:03d}.000"
             lines += [cmd_fail(pid, ts, "tag", f"{mine}_{G}", f"{theirs}_{G}"),
                       cmd_fail(pid, ts, "cmdType", 6 if r == 1 else 2, 6 if p == 1 else 2),
+                      cmd_fail(pid, ts, "op", 255 if r == 1 else 0, 255 if p == 1 else 0),
                       frame_fail(pid, ts)]
         if lines:
             write(c, f"node0/debug/plog/plog-{pid}_20251103201800000.log", lines)
