@@ -60,6 +60,25 @@ void Ctx::Send(uint32_t peer, const void* buf, size_t bytes) {
   if (bytes == 0) return;
   xfers_.push_back({LinkTo(peer), true, const_cast<void*>(buf), bytes});
   xfers_.back().hook_arg = peer;
+  xfers_.back().lend = lend_;
+}
+
+bool Ctx::AllLinksShm() const {
+  for (uint32_t j = 0; j < g_.size; ++j) {
+    if (j == g_.rank) continue;
+    const transport::Link* link = j < g_.links.size() ? g_.links[j] : nullptr;
+    if (link == nullptr || link->type() != transport::LinkType::kShm) return false;
+  }
+  return true;
+}
+
+bool Ctx::AllLinksLend(size_t bytes) const {
+  for (uint32_t j = 0; j < g_.size; ++j) {
+    if (j == g_.rank) continue;
+    const transport::Link* link = j < g_.links.size() ? g_.links[j] : nullptr;
+    if (link == nullptr || !link->lends(bytes)) return false;
+  }
+  return true;
 }
 
 void Ctx::Recv(uint32_t peer, void* buf, size_t bytes) {

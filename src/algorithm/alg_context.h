@@ -58,6 +58,16 @@ class Ctx {
   // per peer between Flushes, so no link carries two streams at once.
   void Send(uint32_t peer, const void* buf, size_t bytes);
   void Recv(uint32_t peer, void* buf, size_t bytes);
+  // From now on sends may be lent (transport::Xfer::lend: the peer reads them in place, one
+  // copy instead of two on shm). Only for algorithms whose every Flush pairs each send with
+  // the peer's receive in its same Flush, since a lent send completes only as it is read.
+  void LendSends() { lend_ = true; }
+  // Whether every link of the group lends messages of `bytes` (link capabilities may differ
+  // between ranks: only for choices that keep each link's byte stream the same either way).
+  bool AllLinksLend(size_t bytes) const;
+  // Whether every link of the group is shared memory (both ends of a link agree on its type, so
+  // every rank of a group on one host decides alike).
+  bool AllLinksShm() const;
   // Runs the posted transfers to completion (transport::Progress with the group's WaitPolicy).
   HcclResult Flush();
 
@@ -91,6 +101,7 @@ class Ctx {
   size_t esize_;
   mutable size_t slot_bytes_ = 0;
   uint32_t bad_peer_ = UINT32_MAX;  // a Send/Recv named a peer without a link
+  bool lend_ = false;
   std::vector<transport::Xfer> xfers_;
   // Op header state per member: sent to / received from it yet, and where theirs lands.
   std::vector<uint8_t> hdr_sent_, hdr_recv_;
@@ -115,6 +126,7 @@ HcclResult HdAllGather(Ctx& c, const char* send, char* recv, uint64_t send_count
 
 HcclResult TreeBroadcast(Ctx& c, char* buf, uint64_t count, uint32_t root);
 HcclResult ChainBroadcast(Ctx& c, char* buf, uint64_t count, uint32_t root);
+HcclResult StarBroadcast(Ctx& c, char* buf, uint64_t count, uint32_t root);
 HcclResult TreeReduce(Ctx& c, const char* send, char* recv, uint64_t count, uint32_t root);
 HcclResult ChainReduce(Ctx& c, const char* send, char* recv, uint64_t count, uint32_t root);
 

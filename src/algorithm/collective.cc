@@ -348,6 +348,7 @@ HcclResult Broadcast(Group& g, void* buf, uint64_t count, HcclDataType type, uin
   if (ChooseBroadcast(g.size, bytes) == Algo::kHalvingDoubling) {
     return TreeBroadcast(c, b, count, root);
   }
+  if (c.AllLinksShm()) return StarBroadcast(c, b, count, root);
   return ChainBroadcast(c, b, count, root);
 }
 

@@ -130,7 +130,8 @@ struct AlgResult {
 //  AllGather:     p <= 8 -> fullmesh; power-of-two p and bytes <= 16 MiB -> H-D; else ring.
 //  ReduceScatter: p <= 8 -> fullmesh; else ring (H-D reduce-scatter is not implemented: ring).
 //  Broadcast / Reduce: bytes <= 64 KiB -> binomial tree (reported "H-D"); else pipelined chain
-//                 ("ring").
+//                 ("ring"); a Broadcast whose links are all shared memory then reads from the
+//                 root in one step instead (lent buffer, single copy: broadcast.cc).
 // HCCL_ALGO ("ring", "level0:ring", "level0:NA;level1:H-D_R", "allreduce=level0:fullmesh/
 // allgather=..." ...) forces an algorithm: the entry for this op if there is one, else the
 // op-less one; the first level that is not NA wins. NHR/NB/AHC map to H-D, pipeline to ring.

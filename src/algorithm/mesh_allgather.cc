@@ -10,6 +10,7 @@ HcclResult MeshAllGather(Ctx& c, const char* send, char* recv, uint64_t send_cou
   const size_t bytes = send_count * c.esize();
   HcclResult hr = c.Copy(recv + r * bytes, send, bytes);
   if (hr != HCCL_SUCCESS || p == 1) return hr;
+  c.LendSends();  // peers read block r straight from recv (shm single copy)
   for (uint32_t j = 0; j < p; ++j) {
     if (j == r) continue;
     c.Send(j, recv + r * bytes, bytes);

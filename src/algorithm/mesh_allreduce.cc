@@ -55,6 +55,9 @@ HcclResult MeshAllReduce(Ctx& c, const char* send, char* recv, uint64_t count) {
   const Blocks blk(count, p);
   HcclResult hr = MeshReduceScatterBlocks(c, send, recv + blk.Off(r) * es, blk);
   if (hr != HCCL_SUCCESS) return hr;
+  // The all-gather half is one exchange: lent (peers read block r in place). The reduce-scatter
+  // half is not: eager ring sends let a rank send its next piece while its peers still reduce.
+  c.LendSends();
   for (uint32_t j = 0; j < p; ++j) {
     if (j == r) continue;
     c.Send(j, recv + blk.Off(r) * es, blk.Len(r) * es);

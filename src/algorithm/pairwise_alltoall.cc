@@ -1,6 +1,7 @@
 // Pairwise AlltoAllV: step k = 1..p-1 sends this rank's block for rank+k and receives the block
 // from rank-k, so each rank talks to one peer per direction at a time (no incast). The block to
-// itself is a local copy. Everything lands straight in recv.
+// itself is a local copy. Everything lands straight in recv. Over links that lend (shm single
+// copy) all steps run as one.
 #include "algorithm/alg_context.h"
 #include "common/dtype.h"
 
@@ -19,11 +20,17 @@ HcclResult PairwiseAlltoAllV(Ctx& c, const char* send, const uint64_t* send_coun
   HcclResult hr =
       c.Copy(recv + recv_displs[r] * recv_es, send + send_displs[r] * send_es, self_bytes);
   if (hr != HCCL_SUCCESS) return hr;
+  c.LendSends();  // step k's send is rank r+k's receive of step k
+  // When every link lends (shm single copy), peers read the blocks in place and there is no
+  // incast to avoid: one step for all. Each link carries the same bytes either way, so ranks
+  // whose links differ (one lends, one does not) still agree.
+  const bool one_step = c.AllLinksLend(SIZE_MAX);  // capability, whatever the sizes
   for (uint32_t k = 1; k < p; ++k) {
     const uint32_t to = (r + k) % p;
     const uint32_t from = (r + p - k) % p;
     c.Send(to, send + send_displs[to] * send_es, send_counts[to] * send_es);
     c.Recv(from, recv + recv_displs[from] * recv_es, recv_counts[from] * recv_es);
+    if (one_step && k + 1 < p) continue;
     if ((hr = c.Flush()) != HCCL_SUCCESS) return hr;
   }
   return HCCL_SUCCESS;

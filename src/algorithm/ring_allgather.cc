@@ -11,6 +11,7 @@ HcclResult RingAllGatherV(Ctx& c, const char* send, char* recv, const uint64_t* 
   const size_t es = c.esize();
   HcclResult hr = c.Copy(recv + displs[r] * es, send, counts[r] * es);
   if (hr != HCCL_SUCCESS || p == 1) return hr;
+  c.LendSends();  // every step pairs the send with the neighbour's receive
   const uint32_t next = (r + 1) % p;
   const uint32_t prev = (r + p - 1) % p;
   for (uint32_t s = 0; s + 1 < p; ++s) {

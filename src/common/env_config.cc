@@ -276,6 +276,7 @@ bool EnvConfig::Load(std::string* error) {
   l.String("VIGIL_TRANSPORT", &transport, [](const std::string& v) {
     return v == "shm" || v == "tcp" ? std::string() : std::string("one of shm, tcp");
   });
+  l.Bool("VIGIL_SHM_SINGLE_COPY", &shm_single_copy);
   l.String("VIGIL_FAULT", &fault, [](const std::string&) { return std::string(); });
 
   if (invalid.empty()) {

@@ -45,6 +45,9 @@ struct EnvConfig {
   bool heartbeat_enable = true;         // VIGIL_HEARTBEAT, 0/1
   std::string transport;                // VIGIL_TRANSPORT: "" (auto), "shm", "tcp" (force tcp on one host)
   std::string fault;                    // VIGIL_FAULT: fault-injection spec, read by the layer it names
+  // VIGIL_SHM_SINGLE_COPY, 0/1: shm links let the receiver read large messages straight from the
+  // sender's buffer (process_vm_readv) when the kernel allows it; 0 = always through the rings.
+  bool shm_single_copy = true;
 
   struct Echo {
     std::string name;

@@ -85,6 +85,24 @@ class Link {
   virtual void MarkOpStart() {}
   virtual void AbandonOp() {}
 
+  // Single copy ("lending"): TrySend2 where the link may let the peer read b in place, straight
+  // from this process's memory, instead of copying it into the link (shm: process_vm_readv by
+  // the receiver). b must then stay valid and unchanged until the link reports it moved, and it
+  // moves only as fast as the peer takes it (a rendezvous: no eager buffering). Links that
+  // cannot, or messages below their threshold, behave as TrySend2. RecallLent ends a lend that
+  // will not be finished (Progress giving up): after it returns the peer reads nothing more of
+  // b, and what it has not read of it never arrives (as with data never sent).
+  virtual HcclResult TrySendLent(const void* a, size_t na, const void* b, size_t nb,
+                                 size_t* moved) {
+    return na > 0 ? TrySend2(a, na, b, nb, moved) : TrySend(b, nb, moved);
+  }
+  virtual void RecallLent() {}
+  // True when a send of `bytes` on this link would be lent (the peer reads it in place).
+  virtual bool lends(size_t bytes) const {
+    (void)bytes;
+    return false;
+  }
+
   // Optional hooks that let Progress block on many links at once (defaults suit any Link):
   // links returning the same non-zero domain wake each other's WaitReady (shm links of one
   // Transport share a doorbell futex), so waiting on any one of them covers all.
@@ -126,6 +144,9 @@ struct Xfer {
   // Out, written only when Progress fails: the bytes (head and body) moved by then, so that
   // task-level tracking (HCCL_DIAGNOSE_ENABLE) can say how far each transfer got.
   size_t done = 0;
+  // Sends only: the body may be lent (Link::TrySendLent). Only for transfers whose receiver
+  // posts the matching receive in the same step: a lent send completes only as it is read.
+  bool lend = false;
 };
 
 struct WaitPolicy {

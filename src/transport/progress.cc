@@ -83,11 +83,13 @@ HcclResult Step(Xfer& x, size_t done, size_t* moved, bool head_only) {
   if (done < hb) {
     char* h = static_cast<char*>(x.head) + done;
     if (x.send && head_only) return x.link->TrySend(h, hb - done, moved);
+    if (x.send && x.lend) return x.link->TrySendLent(h, hb - done, x.buf, x.bytes, moved);
     if (x.send) return x.link->TrySend2(h, hb - done, x.buf, x.bytes, moved);
     return x.link->TryRecv(h, hb - done, moved);  // never past the head: the hook runs first
   }
   char* p = static_cast<char*>(x.buf) + (done - hb);
   const size_t left = x.bytes - (done - hb);
+  if (x.send && x.lend) return x.link->TrySendLent(nullptr, 0, p, left, moved);
   return x.send ? x.link->TrySend(p, left, moved) : x.link->TryRecv(p, left, moved);
 }
 
@@ -97,9 +99,24 @@ HcclResult Failed(std::vector<Xfer>& xfers, const size_t* done, HcclResult rc) {
   return rc;
 }
 
+HcclResult ProgressAll(std::vector<Xfer>& xfers, const WaitPolicy& wait, ProgressError* error);
+
 }  // namespace
 
 HcclResult Progress(std::vector<Xfer>& xfers, const WaitPolicy& wait, ProgressError* error) {
+  const HcclResult rc = ProgressAll(xfers, wait, error);
+  if (rc != HCCL_SUCCESS) {
+    // Giving up: no peer may read a lent buffer after the caller got it back.
+    for (Xfer& x : xfers) {
+      if (x.send && x.lend && x.link != nullptr) x.link->RecallLent();
+    }
+  }
+  return rc;
+}
+
+namespace {
+
+HcclResult ProgressAll(std::vector<Xfer>& xfers, const WaitPolicy& wait, ProgressError* error) {
   ProgressError local_error;
   ProgressError* err = error != nullptr ? error : &local_error;
   *err = ProgressError{};
@@ -283,5 +300,7 @@ HcclResult Progress(std::vector<Xfer>& xfers, const WaitPolicy& wait, ProgressEr
     x.link->WaitReady(x.send, MsUntil(wait.deadline, kRotateBlockMs));
   }
 }
+
+}  // namespace
 
 }  // namespace vigil::transport

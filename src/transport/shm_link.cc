@@ -3,7 +3,10 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <sys/mman.h>
+#include <sched.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
+#include <sys/uio.h>
 #include <unistd.h>
 
 #include <fmt/format.h>
@@ -11,6 +14,8 @@
 #include <algorithm>
 #include <cstring>
 
+#include "common/env_config.h"
+#include "log/plog.h"
 #include "runtime/device_memory.h"
 
 namespace vigil::transport {
@@ -20,16 +25,36 @@ namespace {
 constexpr uint32_t kSegmentMagic = 0x4d485356;  // "VSHM"
 constexpr size_t kHeaderPage = 4096;
 constexpr size_t kMaxPerCall = 1u << 20;  // publish in pieces so the reader can start copying
+// One process_vm_readv at most this much: a recall waits for the read in progress.
+constexpr size_t kMaxLentPerCall = 4u << 20;
+constexpr auto kRecallWait = std::chrono::seconds(1);
+
+// What a peer reads to find out whether it may read this process's memory.
+constexpr uint64_t kProbeMagic = 0x5647494c50524f42ull;  // "VGILPROB"
+std::atomic<uint64_t> g_probe_word{kProbeMagic};
 
 }  // namespace
 
 // Producer and consumer counters on separate cache lines (bytes ever written / read).
 // `retract` (producer's): 0, or 1 + the stream offset from which the producer took its data
 // back (AbandonOp); the consumer reads nothing from there on.
+// The lend (producer's, see shm_link.h): stream bytes [lend_start, lend_start + lend_len) are
+// at lend_addr in the producer's memory, under a seqlock (lend_seq odd while rewritten; a new
+// lend is written only after the consumer took all of the previous one). lend_recalled: the
+// producer took the lend back; the consumer reads no more of it. `reading` (consumer's): 1
+// while the consumer is inside a read of the producer's memory. `can_read` (consumer's): 0 not
+// probed yet, 1 the consumer may read the producer's memory, 2 it may not.
 struct ShmLink::RingCtl {
   alignas(64) std::atomic<uint64_t> head;
   std::atomic<uint64_t> retract;
+  std::atomic<uint32_t> lend_seq;
+  std::atomic<uint32_t> lend_recalled;
+  std::atomic<uint64_t> lend_start;
+  std::atomic<uint64_t> lend_len;
+  std::atomic<uint64_t> lend_addr;
   alignas(64) std::atomic<uint64_t> tail;
+  std::atomic<uint32_t> reading;
+  std::atomic<uint32_t> can_read;
 };
 
 namespace {
@@ -38,6 +63,8 @@ struct SegmentHeader {
   uint32_t magic;
   uint32_t reserved;
   uint64_t ring_bytes;
+  // Address of each side's probe word (g_probe_word): [0] dialer's, [1] acceptor's.
+  uint64_t probe_addr[2];
   alignas(64) char rings[2][128];  // two RingCtl: [0] dialer -> acceptor, [1] acceptor -> dialer
 };
 static_assert(sizeof(SegmentHeader) <= kHeaderPage);
@@ -111,6 +138,8 @@ void InitShmSegment(void* base, size_t ring_bytes) {
   auto* h = static_cast<SegmentHeader*>(base);
   h->magic = kSegmentMagic;
   h->ring_bytes = ring_bytes;
+  // The dialer creates the segment; the acceptor probes before the dialer's link exists.
+  h->probe_addr[0] = reinterpret_cast<uintptr_t>(&g_probe_word);
   // The memfd is zero-filled, so the counters already read 0.
 }
 
@@ -166,6 +195,9 @@ HcclResult ShmLink::Make(Endpoint local, Endpoint remote, net::Socket* ctrl, Rep
   link->peer_ = static_cast<Doorbell*>((*peer_doorbell)->base());
   link->segment_ = std::move(*segment);
   link->peer_doorbell_map_ = std::move(*peer_doorbell);
+  link->single_copy_ = Env().shm_single_copy;
+  if (!dialer) h->probe_addr[1] = reinterpret_cast<uintptr_t>(&g_probe_word);
+  link->ProbeSingleCopy(h->probe_addr[dialer ? 1 : 0]);
   *out = std::move(link);
   return HCCL_SUCCESS;
 }
@@ -192,6 +224,7 @@ void ShmLink::Publish(size_t k) {
 HcclResult ShmLink::TrySend(const void* buf, size_t n, size_t* moved) {
   *moved = 0;
   if (broken()) return HCCL_E_REMOTE;
+  if (lend_active_) return HCCL_SUCCESS;  // only after a recall: the stream is over
   const uint64_t tail = tx_->tail.load(std::memory_order_acquire);
   const size_t space = cap_ - static_cast<size_t>(tx_head_ - tail);
   const size_t k = std::min({n, space, kMaxPerCall});
@@ -205,6 +238,7 @@ HcclResult ShmLink::TrySend(const void* buf, size_t n, size_t* moved) {
 HcclResult ShmLink::TrySend2(const void* a, size_t na, const void* b, size_t nb, size_t* moved) {
   *moved = 0;
   if (broken()) return HCCL_E_REMOTE;
+  if (lend_active_) return HCCL_SUCCESS;  // only after a recall: the stream is over
   const uint64_t tail = tx_->tail.load(std::memory_order_acquire);
   const size_t space = cap_ - static_cast<size_t>(tx_head_ - tail);
   const size_t ka = std::min({na, space, kMaxPerCall});
@@ -225,14 +259,170 @@ void ShmLink::AbandonOp() {
   uint64_t none = 0;
   tx_->retract.compare_exchange_strong(none, op_start_ + 1, std::memory_order_seq_cst);
   peer_->RingIfWaiting();
+  RecallLent();
 }
 
 uint64_t ShmLink::ReadableHead() const {
   // seq_cst: WaitReady's register-then-check relies on it.
   const uint64_t head = rx_->head.load(std::memory_order_seq_cst);
+  uint64_t limit = head;
   const uint64_t retract = rx_->retract.load(std::memory_order_seq_cst);
-  if (retract == 0) return head;
-  return std::min(head, std::max(retract - 1, rx_tail_));
+  if (retract != 0) limit = std::min(limit, std::max(retract - 1, rx_tail_));
+  if (rx_->lend_recalled.load(std::memory_order_seq_cst) != 0) {
+    // The lend is the last thing the peer sent (it recalls only an unfinished one).
+    Lend lend;
+    limit = std::min(limit, PeerLend(&lend) ? std::max(lend.start, rx_tail_) : rx_tail_);
+  }
+  return limit;
+}
+
+void ShmLink::ProbeSingleCopy(uint64_t peer_probe_addr) {
+  const Endpoint& r = remote();
+  if (!single_copy_) {
+    rx_->can_read.store(2, std::memory_order_seq_cst);
+    HCCL_RUN_INFO("[InitChannelStage]shm link local rank[{}] <- remote rank[{}]: two copies "
+                  "through the ring for every message (VIGIL_SHM_SINGLE_COPY=0)",
+                  local().rank, r.rank);
+    return;
+  }
+  uint64_t word = 0;
+  iovec mine{&word, sizeof(word)};
+  iovec theirs{reinterpret_cast<void*>(static_cast<uintptr_t>(peer_probe_addr)), sizeof(word)};
+  ssize_t got = -1;
+  int err = EINVAL;
+  if (peer_probe_addr != 0 && r.pid != 0) {
+    got = process_vm_readv(static_cast<pid_t>(r.pid), &mine, 1, &theirs, 1, 0);
+    err = errno;
+  }
+  const bool ok = got == static_cast<ssize_t>(sizeof(word)) && word == kProbeMagic;
+  rx_->can_read.store(ok ? 1 : 2, std::memory_order_seq_cst);
+  if (ok) {
+    HCCL_RUN_INFO("[InitChannelStage]shm link local rank[{}] <- remote rank[{}] pid[{}]: single "
+                  "copy (process_vm_readv) for messages of {} bytes and more",
+                  local().rank, r.rank, r.pid, kShmLendMinBytes);
+  } else {
+    HCCL_RUN_INFO("[InitChannelStage]shm link local rank[{}] <- remote rank[{}] pid[{}]: two "
+                  "copies through the ring (reading the peer's memory is refused: {})",
+                  local().rank, r.rank, r.pid,
+                  got < 0 ? strerror(err) : "probe word mismatch");
+  }
+}
+
+bool ShmLink::lends(size_t bytes) const {
+  return single_copy_ && bytes >= kShmLendMinBytes &&
+         tx_->can_read.load(std::memory_order_relaxed) == 1;
+}
+
+bool ShmLink::PeerLend(Lend* lend) const {
+  const uint32_t seq = rx_->lend_seq.load(std::memory_order_acquire);
+  if ((seq & 1) != 0) return false;
+  lend->start = rx_->lend_start.load(std::memory_order_relaxed);
+  lend->len = rx_->lend_len.load(std::memory_order_relaxed);
+  lend->addr = rx_->lend_addr.load(std::memory_order_relaxed);
+  std::atomic_thread_fence(std::memory_order_acquire);
+  return rx_->lend_seq.load(std::memory_order_relaxed) == seq && lend->len != 0;
+}
+
+HcclResult ShmLink::TrySendLent(const void* a, size_t na, const void* b, size_t nb,
+                                size_t* moved) {
+  *moved = 0;
+  if (broken()) return HCCL_E_REMOTE;
+  if (lend_active_) return na > 0 ? HCCL_SUCCESS : PollLend(b, nb, moved);
+  if (!lends(nb)) return na > 0 ? TrySend2(a, na, b, nb, moved) : TrySend(b, nb, moved);
+  const uint64_t tail = tx_->tail.load(std::memory_order_acquire);
+  const size_t space = cap_ - static_cast<size_t>(tx_head_ - tail);
+  if (na > space) return TrySend(a, na, moved);  // the head first, as far as it fits
+  if (na > 0) CopyIn(a, na, 0);
+  const uint64_t start = tx_head_ + na;
+  const uint32_t seq = tx_->lend_seq.load(std::memory_order_relaxed);
+  tx_->lend_seq.store(seq + 1, std::memory_order_relaxed);
+  std::atomic_thread_fence(std::memory_order_release);
+  tx_->lend_start.store(start, std::memory_order_relaxed);
+  tx_->lend_len.store(nb, std::memory_order_relaxed);
+  tx_->lend_addr.store(reinterpret_cast<uintptr_t>(b), std::memory_order_relaxed);
+  tx_->lend_seq.store(seq + 2, std::memory_order_release);
+  lend_active_ = true;
+  lend_start_ = start;
+  lend_end_ = start + nb;
+  lend_done_ = start;
+  lend_buf_ = static_cast<const char*>(b);
+  // The head moves past the lent bytes as if they were in the ring; the ring itself holds
+  // nothing for them (the next ring byte goes to offset lend_end_, as ring offsets are
+  // stream offsets modulo the capacity).
+  tx_head_ = lend_end_;
+  tx_->head.store(tx_head_, std::memory_order_seq_cst);
+  peer_->RingIfWaiting();
+  if (na > 0) Account(na);
+  *moved = na;
+  return HCCL_SUCCESS;
+}
+
+HcclResult ShmLink::PollLend(const void* b, size_t nb, size_t* moved) {
+  // After a recall the stream is over: whatever comes next waits for the deadline.
+  if (lend_recalled_ || b != lend_buf_ + (lend_done_ - lend_start_)) return HCCL_SUCCESS;
+  const uint64_t tail = tx_->tail.load(std::memory_order_acquire);
+  if (tail <= lend_done_) return HCCL_SUCCESS;
+  const uint64_t upto = std::min({tail, lend_end_, lend_done_ + nb});
+  *moved = static_cast<size_t>(upto - lend_done_);
+  lend_done_ = upto;
+  if (lend_done_ == lend_end_) lend_active_ = false;
+  Account(*moved);
+  return HCCL_SUCCESS;
+}
+
+void ShmLink::RecallLent() {
+  if (!lend_active_ || lend_recalled_) return;
+  lend_recalled_ = true;
+  tx_->lend_recalled.store(1, std::memory_order_seq_cst);
+  peer_->RingIfWaiting();
+  // Dekker with ReadLent (reading = 1, then check the recall): either the reader sees the
+  // recall and reads nothing, or we see its read and wait for it to end. Bounded: a reader
+  // that died mid-read leaves the flag set.
+  const auto until = SteadyClock::now() + kRecallWait;
+  while (tx_->reading.load(std::memory_order_seq_cst) != 0 && state() != kBroken &&
+         SteadyClock::now() < until) {
+    sched_yield();
+  }
+}
+
+HcclResult ShmLink::ReadLent(const Lend& lend, void* buf, size_t n, size_t* moved) {
+  rx_->reading.store(1, std::memory_order_seq_cst);
+  // Announced: a recall or retract from now on waits for this read to end.
+  const uint64_t end = std::min(ReadableHead(), lend.start + lend.len);
+  if (end <= rx_tail_) {
+    rx_->reading.store(0, std::memory_order_seq_cst);
+    return state() == kOk ? HCCL_SUCCESS : HCCL_E_REMOTE;
+  }
+  const size_t k = std::min({n, static_cast<size_t>(end - rx_tail_), kMaxLentPerCall});
+  const uint64_t from = lend.addr + (rx_tail_ - lend.start);
+  iovec local{buf, k};
+  iovec remote_iov{reinterpret_cast<void*>(static_cast<uintptr_t>(from)), k};
+  const ssize_t got = process_vm_readv(static_cast<pid_t>(remote().pid), &local, 1, &remote_iov,
+                                       1, 0);
+  const int err = errno;
+  rx_->reading.store(0, std::memory_order_seq_cst);
+  if (got <= 0) {
+    const Endpoint& r = remote();
+    if (err == EFAULT || got == 0) {
+      // Our buffer or the sender's is not (or no longer) mapped: a copy fault, not a link fault.
+      const rt::AddrCheck mine = rt::DeviceMemory::Instance().Check(buf, k);
+      HCCL_ERROR("[TaskExecStage][Link]single-copy read of [{}] bytes from remote rank[{}] "
+                 "pid[{}] addr[0x{:x}] into [{}] failed: {} (local buffer: {})",
+                 k, r.rank, r.pid, from, buf, strerror(err), rt::AddrStateName(mine.state));
+      return HCCL_E_RUNTIME;
+    }
+    Break(fmt::format("single-copy read from remote rank[{}] pid[{}] failed: {}{}", r.rank,
+                      r.pid, strerror(err),
+                      err == ESRCH ? " (the peer process exited)" : ""),
+          true);
+    return HCCL_E_REMOTE;
+  }
+  rx_tail_ += static_cast<size_t>(got);
+  rx_->tail.store(rx_tail_, std::memory_order_seq_cst);
+  peer_->RingIfWaiting();
+  *moved = static_cast<size_t>(got);
+  Account(*moved);
+  return HCCL_SUCCESS;
 }
 
 HcclResult ShmLink::TryRecv(void* buf, size_t n, size_t* moved) {
@@ -243,8 +433,13 @@ HcclResult ShmLink::TryRecv(void* buf, size_t n, size_t* moved) {
   const size_t avail = static_cast<size_t>(head - rx_tail_);
   // Data the peer published before it died or closed is still valid: drain it first.
   if (avail == 0) return s == kOk ? HCCL_SUCCESS : HCCL_E_REMOTE;
-  const size_t k = std::min({n, avail, kMaxPerCall});
+  size_t k = std::min({n, avail, kMaxPerCall});
   if (k == 0) return HCCL_SUCCESS;
+  Lend lend;
+  if (PeerLend(&lend) && rx_tail_ < lend.start + lend.len) {
+    if (rx_tail_ >= lend.start) return ReadLent(lend, buf, n, moved);
+    k = std::min<size_t>(k, static_cast<size_t>(lend.start - rx_tail_));  // ring bytes before it
+  }
   const size_t off = static_cast<size_t>(rx_tail_ & (cap_ - 1));
   const size_t first = std::min(k, cap_ - off);
   std::memcpy(buf, rx_data_ + off, first);
@@ -262,8 +457,13 @@ void ShmLink::WaitReady(bool for_send, int timeout_ms) {
   const uint32_t seq = mine_->seq.load(std::memory_order_seq_cst);
   bool ready = broken();
   if (!ready) {
-    ready = for_send ? tx_head_ - tx_->tail.load(std::memory_order_seq_cst) < cap_
-                     : ReadableHead() != rx_tail_;
+    if (!for_send) {
+      ready = ReadableHead() != rx_tail_;
+    } else if (lend_active_) {
+      ready = !lend_recalled_ && tx_->tail.load(std::memory_order_seq_cst) > lend_done_;
+    } else {
+      ready = tx_head_ - tx_->tail.load(std::memory_order_seq_cst) < cap_;
+    }
   }
   // Bounded so a caller's abort flag and deadline are seen even without a wake-up.
   if (!ready) FutexWait(&mine_->seq, seq, std::min(timeout_ms, 100));

@@ -6,6 +6,18 @@
 // side that blocks registers on its own doorbell; after publishing data or freeing space the
 // other side rings the peer's doorbell only if someone waits there. All shm links of one
 // Transport share that doorbell, so Progress can sleep on one link and still wake for any.
+//
+// Single copy (Link::TrySendLent): a large lent send does not go through the ring. The sender
+// publishes a "lend" in its ring's control block (stream offset, length, address of its buffer)
+// and advances the ring head past it as if those bytes were in the ring; the receiver reads the
+// lent range straight from the sender's memory with process_vm_readv (one copy instead of two)
+// and advances the tail as usual, which is the sender's acknowledgement. Each side probes once
+// at link setup whether it may read the peer's memory (Yama ptrace_scope, seccomp or a
+// container may refuse it; VIGIL_SHM_SINGLE_COPY=0 turns it off) and says so in the shared
+// header; a sender lends only to a receiver that said yes, else uses the ring.
+// A sender that recalls a lend (its op gave up: abandon, timeout, error elsewhere) waits until
+// the receiver is out of any read in progress (a "reading" flag, Dekker-style against the
+// recall flag), so the buffer is never read after the sender's op returned it to the user.
 #pragma once
 
 #include <atomic>
@@ -19,6 +31,9 @@
 namespace vigil::transport {
 
 constexpr size_t kShmRingBytes = 4u << 20;  // per direction
+// Lent sends from this size on (smaller ones go through the ring: a process_vm_readv and the
+// sender waiting for the reader cost more than the second copy).
+constexpr size_t kShmLendMinBytes = 64u << 10;
 
 // A MAP_SHARED mapping of a memfd, created here or opened from another process.
 class ShmMapping {
@@ -65,6 +80,10 @@ class ShmLink : public LinkBase {
   HcclResult TrySend(const void* buf, size_t n, size_t* moved) override;
   HcclResult TrySend2(const void* a, size_t na, const void* b, size_t nb, size_t* moved) override;
   HcclResult TryRecv(void* buf, size_t n, size_t* moved) override;
+  HcclResult TrySendLent(const void* a, size_t na, const void* b, size_t nb,
+                         size_t* moved) override;
+  void RecallLent() override;
+  bool lends(size_t bytes) const override;
   bool can_retract() const override { return true; }
   void MarkOpStart() override { op_start_ = tx_head_; }
   void AbandonOp() override;
@@ -82,6 +101,19 @@ class ShmLink : public LinkBase {
   // Copies k bytes into the ring at tx_head_ (wrapping); does not publish.
   void CopyIn(const void* buf, size_t k, size_t at);
   void Publish(size_t k);
+  // The peer's current lend on rx (consistent snapshot); false when none or being rewritten.
+  struct Lend {
+    uint64_t start = 0;
+    uint64_t len = 0;
+    uint64_t addr = 0;
+  };
+  bool PeerLend(Lend* lend) const;
+  // Reads up to n lent bytes at rx_tail_ from the peer's memory.
+  HcclResult ReadLent(const Lend& lend, void* buf, size_t n, size_t* moved);
+  // Bytes of the active lend the receiver took since last reported.
+  HcclResult PollLend(const void* b, size_t nb, size_t* moved);
+  // Probes once whether this side may read the peer's memory; records it in rx_->can_read.
+  void ProbeSingleCopy(uint64_t peer_probe_addr);
 
   std::unique_ptr<ShmMapping> segment_;
   std::unique_ptr<ShmMapping> peer_doorbell_map_;
@@ -96,6 +128,15 @@ class ShmLink : public LinkBase {
   uint64_t rx_tail_ = 0;
   uint64_t op_start_ = 0;
   bool registered_ = false;
+  bool single_copy_ = false;  // VIGIL_SHM_SINGLE_COPY on this side
+  // This side's active lend (sender only): stream range [lend_start_, lend_end_) of lend_buf_,
+  // reported moved up to lend_done_. A recalled lend stays active: the stream is over.
+  bool lend_active_ = false;
+  bool lend_recalled_ = false;
+  uint64_t lend_start_ = 0;
+  uint64_t lend_end_ = 0;
+  uint64_t lend_done_ = 0;
+  const char* lend_buf_ = nullptr;
 };
 
 }  // namespace vigil::transport

@@ -6,6 +6,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cstring>
 #include <mutex>
@@ -458,12 +459,131 @@ TEST_P(LinkTest, AbandonedOpIsTakenBack) {
   }
 }
 
+// Lent sends (single copy on shm: the receiver reads the sender's buffer in place; TCP sends
+// them as usual): heads and bodies arrive intact around the lend threshold, both ways at once.
+TEST_P(LinkTest, LentSendsArriveIntact) {
+  Ranks ranks(2, GetParam());
+  ranks.ConnectAll();
+  for (int r = 0; r < 2; ++r) {
+    EXPECT_EQ(ranks.ts[r]->link(1 - r)->lends(1u << 20), !GetParam().tcp);
+    EXPECT_FALSE(ranks.ts[r]->link(1 - r)->lends(100));
+  }
+  if (!GetParam().tcp) {
+    EXPECT_EQ(CountInLogs("single copy (process_vm_readv)"), 2u);
+  }
+  const std::vector<size_t> sizes = {100, (64u << 10) - 1, 64u << 10, (1u << 20) + 3,
+                                     (9u << 20) + 5};
+  for (size_t size : sizes) {
+    for (bool with_head : {false, true}) {
+      std::vector<std::vector<uint8_t>> got(2);
+      std::vector<uint64_t> their(2, 0);
+      std::vector<std::thread> th;
+      for (int r = 0; r < 2; ++r) {
+        th.emplace_back([&, r] {
+          std::vector<uint8_t> mine = Pattern(static_cast<uint32_t>(r * 77 + size), size);
+          uint64_t head = 0xabc0 + r;
+          got[r].assign(size, 0);
+          Link* l = ranks.ts[r]->link(1 - r);
+          std::vector<Xfer> x{{l, true, mine.data(), size}, {l, false, got[r].data(), size}};
+          x[0].lend = true;
+          if (with_head) {
+            x[0].head = &head;
+            x[0].head_bytes = sizeof(head);
+            x[1].head = &their[r];
+            x[1].head_bytes = sizeof(head);
+          }
+          ProgressError err;
+          EXPECT_EQ(Progress(x, Within(30s), &err), HCCL_SUCCESS) << err.reason;
+        });
+      }
+      for (auto& t : th) t.join();
+      for (int r = 0; r < 2; ++r) {
+        ASSERT_TRUE(got[r] == Pattern(static_cast<uint32_t>((1 - r) * 77 + size), size))
+            << "size " << size << " rank " << r;
+        if (with_head) {
+          EXPECT_EQ(their[r], 0xabc0u + (1 - r));
+        }
+      }
+    }
+  }
+  // Plain sends after lent ones still line up.
+  std::vector<uint8_t> msg = Pattern(3, 5000), in(5000);
+  std::vector<Xfer> s{{ranks.ts[0]->link(1), true, msg.data(), msg.size()}};
+  std::vector<Xfer> x{{ranks.ts[1]->link(0), false, in.data(), in.size()}};
+  ProgressError err;
+  ASSERT_EQ(Progress(s, Within(10s), &err), HCCL_SUCCESS) << err.reason;
+  ASSERT_EQ(Progress(x, Within(10s), &err), HCCL_SUCCESS) << err.reason;
+  EXPECT_TRUE(in == msg);
+}
+
+// A lender that gives up (deadline) recalls its lend: the reader gets nothing more of it, as if
+// it had never been sent, and times out itself instead of reading a buffer returned to the user.
+TEST_P(LinkTest, RecalledLendIsNotReadAfterTheSenderGaveUp) {
+  if (GetParam().tcp) GTEST_SKIP() << "TCP does not lend";
+  Ranks ranks(2, GetParam());
+  ranks.ConnectAll();
+  Link* tx = ranks.ts[0]->link(1);
+  Link* rx = ranks.ts[1]->link(0);
+  const size_t size = 1u << 20, part = 256u << 10;
+  std::vector<uint8_t> lent = Pattern(21, size), got(size, 0);
+  std::atomic<bool> gave_up{false};
+  std::thread sender([&] {
+    std::vector<Xfer> x{{tx, true, lent.data(), size}};
+    x[0].lend = true;
+    ProgressError err;
+    EXPECT_EQ(Progress(x, Within(1s), &err), HCCL_E_TIMEOUT);
+    EXPECT_NE(err.reason.find(std::to_string(part) + " bytes done"), std::string::npos)
+        << err.reason;
+    gave_up = true;
+  });
+  std::vector<Xfer> first{{rx, false, got.data(), part}};
+  ProgressError err;
+  ASSERT_EQ(Progress(first, Within(10s), &err), HCCL_SUCCESS) << err.reason;
+  EXPECT_TRUE(std::equal(got.begin(), got.begin() + part, lent.begin()));
+  sender.join();
+  ASSERT_TRUE(gave_up.load());
+  std::fill(lent.begin(), lent.end(), 0xee);  // the user has its buffer back
+  std::vector<Xfer> rest{{rx, false, got.data() + part, size - part}};
+  EXPECT_EQ(Progress(rest, Within(200ms), &err), HCCL_E_TIMEOUT);
+  EXPECT_NE(err.reason.find("0 bytes done"), std::string::npos) << err.reason;
+  EXPECT_TRUE(std::all_of(got.begin() + part, got.end(), [](uint8_t b) { return b == 0; }));
+}
+
 INSTANTIATE_TEST_SUITE_P(Links, LinkTest,
                          ::testing::Values(Mode{false, 1}, Mode{true, 1}, Mode{true, 3}), ModeName);
 
 // ---------------------------------------------------------------- connect failures
 
 class ConnectTest : public EnvTest {};
+
+// VIGIL_SHM_SINGLE_COPY=0 (or a kernel that refuses process_vm_readv): shm links copy through
+// the rings both ways, lent sends included, and the log says which path each link uses.
+TEST_F(ConnectTest, SingleCopyOffFallsBackToTheRings) {
+  SetEnv("VIGIL_SHM_SINGLE_COPY", "0");
+  {
+    Ranks ranks(2, Mode{false, 1});
+    ranks.ConnectAll();
+    for (int r = 0; r < 2; ++r) EXPECT_FALSE(ranks.ts[r]->link(1 - r)->lends(8u << 20));
+    const size_t size = (5u << 20) + 1;
+    std::vector<uint8_t> msg = Pattern(4, size), in(size);
+    std::thread t([&] {
+      std::vector<Xfer> s{{ranks.ts[0]->link(1), true, msg.data(), size}};
+      s[0].lend = true;
+      ProgressError err;
+      EXPECT_EQ(Progress(s, Within(30s), &err), HCCL_SUCCESS) << err.reason;
+    });
+    std::vector<Xfer> x{{ranks.ts[1]->link(0), false, in.data(), size}};
+    ProgressError err;
+    EXPECT_EQ(Progress(x, Within(30s), &err), HCCL_SUCCESS) << err.reason;
+    t.join();
+    EXPECT_TRUE(in == msg);
+    EXPECT_EQ(CountInLogs("two copies through the ring for every message "
+                          "(VIGIL_SHM_SINGLE_COPY=0)"),
+              2u);
+  }
+  unsetenv("VIGIL_SHM_SINGLE_COPY");
+  log::ResetForTesting();
+}
 
 TEST_F(ConnectTest, TimeoutNamesTheMissingPeers) {
   auto o0 = Options(0, "h", false), o1 = Options(1, "h", false);
@@ -566,6 +686,7 @@ TEST_F(ConnectTest, VigilFaultCutsAfterBytes) {
 // listener port, links with the parent (rank 0, which dials) and then runs the scenario.
 
 const std::vector<size_t> kProcSizes = {1, 4096, 100000, (1u << 20) + 1, 6u << 20};
+constexpr size_t kBigLend = 32u << 20;
 
 int ChildMain(const std::string& mode, uint16_t parent_port, uint32_t parent_pid,
               const std::string& scenario) {
@@ -584,6 +705,7 @@ int ChildMain(const std::string& mode, uint16_t parent_port, uint32_t parent_pid
   for (size_t size : kProcSizes) {
     std::vector<uint8_t> mine = Pattern(static_cast<uint32_t>(100 + size), size), got(size);
     std::vector<Xfer> x{{l, true, mine.data(), size}, {l, false, got.data(), size}};
+    x[0].lend = true;  // single copy on shm (the parent reads our memory)
     ProgressError e;
     if (Progress(x, Within(30s), &e) != HCCL_SUCCESS) return 22;
     if (got != Pattern(static_cast<uint32_t>(size), size)) return 23;
@@ -592,6 +714,28 @@ int ChildMain(const std::string& mode, uint16_t parent_port, uint32_t parent_pid
     printf("READY\n");
     fflush(stdout);
     std::this_thread::sleep_for(60s);  // killed by the parent
+    return 24;
+  }
+  if (scenario == "die-lending") {
+    // Killed by the parent while it reads this lent buffer.
+    std::vector<uint8_t> big = Pattern(7, kBigLend);
+    printf("READY\n");
+    fflush(stdout);
+    std::vector<Xfer> x{{l, true, big.data(), big.size()}};
+    x[0].lend = true;
+    ProgressError e;
+    (void)Progress(x, Within(60s), &e);
+    return 24;
+  }
+  if (scenario == "die-reading") {
+    // Reads part of the parent's lent buffer, then is killed.
+    std::vector<uint8_t> part(1u << 20);
+    std::vector<Xfer> x{{l, false, part.data(), part.size()}};
+    ProgressError e;
+    if (Progress(x, Within(30s), &e) != HCCL_SUCCESS) return 25;
+    printf("READY\n");
+    fflush(stdout);
+    std::this_thread::sleep_for(60s);
     return 24;
   }
   t->Close();
@@ -631,7 +775,8 @@ class ProcessTest : public EnvTest, public ::testing::WithParamInterface<bool> {
 
 TEST_P(ProcessTest, IntegrityAndPeerDeath) {
   const bool tcp = GetParam();
-  for (const std::string scenario : {"ok", "die"}) {
+  for (const std::string scenario : {"ok", "die", "die-lending", "die-reading"}) {
+    if (tcp && scenario != "ok" && scenario != "die") continue;  // TCP does not lend
     TransportOptions o = Options(0, "host-a", tcp);
     std::unique_ptr<Transport> t;
     std::string err;
@@ -651,12 +796,46 @@ TEST_P(ProcessTest, IntegrityAndPeerDeath) {
     for (size_t size : kProcSizes) {
       std::vector<uint8_t> mine = Pattern(static_cast<uint32_t>(size), size), got(size);
       std::vector<Xfer> x{{l, true, mine.data(), size}, {l, false, got.data(), size}};
+      x[0].lend = true;
       ProgressError e;
       ASSERT_EQ(Progress(x, Within(30s), &e), HCCL_SUCCESS) << e.reason;
       ASSERT_TRUE(got == Pattern(static_cast<uint32_t>(100 + size), size)) << size;
     }
+    if (!tcp) {
+      EXPECT_TRUE(l->lends(1u << 20));  // the child's memory is readable here (no Yama/seccomp)
+    }
     int status = 0;
-    if (scenario == "ok") {
+    if (scenario == "die-lending") {
+      ASSERT_EQ(ReadLine(), "READY\n");
+      const std::vector<uint8_t> want = Pattern(7, kBigLend);
+      std::vector<uint8_t> got(kBigLend);
+      std::vector<Xfer> first{{l, false, got.data(), 1u << 20}};
+      ProgressError e;
+      ASSERT_EQ(Progress(first, Within(30s), &e), HCCL_SUCCESS) << e.reason;
+      EXPECT_TRUE(std::equal(got.begin(), got.begin() + (1u << 20), want.begin()));
+      kill(child, SIGKILL);
+      ASSERT_EQ(waitpid(child, &status, 0), child);
+      // The lender died mid-transfer: a link error, not a hang until the deadline.
+      std::vector<Xfer> rest{{l, false, got.data() + (1u << 20), kBigLend - (1u << 20)}};
+      EXPECT_EQ(Progress(rest, Within(30s), &e), HCCL_E_REMOTE) << e.reason;
+      EXPECT_FALSE(e.timed_out);
+      for (int i = 0; i < 100 && obs.count() == 0; ++i) std::this_thread::sleep_for(10ms);
+      EXPECT_EQ(obs.count(), 1u);
+    } else if (scenario == "die-reading") {
+      std::vector<uint8_t> big = Pattern(8, kBigLend);
+      std::thread killer([&] {
+        if (ReadLine() == "READY\n") kill(child, SIGKILL);
+      });
+      std::vector<Xfer> x{{l, true, big.data(), big.size()}};
+      x[0].lend = true;
+      ProgressError e;
+      // The reader died with most of the lent buffer unread: a link error.
+      EXPECT_EQ(Progress(x, Within(30s), &e), HCCL_E_REMOTE) << e.reason;
+      EXPECT_FALSE(e.timed_out);
+      killer.join();
+      ASSERT_EQ(waitpid(child, &status, 0), child);
+      EXPECT_TRUE(WIFSIGNALED(status)) << status;
+    } else if (scenario == "ok") {
       ASSERT_EQ(waitpid(child, &status, 0), child);
       EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << status;
       EXPECT_EQ(obs.count(), 0u);  // the child closed in order
