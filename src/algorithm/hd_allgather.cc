@@ -11,7 +11,7 @@ HcclResult HdAllGather(Ctx& c, const char* send, char* recv, uint64_t send_count
   const size_t bytes = send_count * c.esize();
   HcclResult hr = c.Copy(recv + r * bytes, send, bytes);
   if (hr != HCCL_SUCCESS) return hr;
-  c.LendSends();  // every step is a pairwise exchange
+  c.LendSends();    // every step is a pairwise exchange
   uint32_t lo = r;  // first block of the run this rank holds; the run is d blocks long
   for (uint32_t d = 1; d < p; d *= 2) {
     const uint32_t peer = r ^ d;

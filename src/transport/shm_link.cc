@@ -2,8 +2,8 @@
 
 #include <errno.h>
 #include <fcntl.h>
-#include <sys/mman.h>
 #include <sched.h>
+#include <signal.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/uio.h>
@@ -323,8 +323,7 @@ bool ShmLink::PeerLend(Lend* lend) const {
   return rx_->lend_seq.load(std::memory_order_relaxed) == seq && lend->len != 0;
 }
 
-HcclResult ShmLink::TrySendLent(const void* a, size_t na, const void* b, size_t nb,
-                                size_t* moved) {
+HcclResult ShmLink::TrySendLent(const void* a, size_t na, const void* b, size_t nb, size_t* moved) {
   *moved = 0;
   if (broken()) return HCCL_E_REMOTE;
   if (lend_active_) return na > 0 ? HCCL_SUCCESS : PollLend(b, nb, moved);
@@ -376,11 +375,11 @@ void ShmLink::RecallLent() {
   tx_->lend_recalled.store(1, std::memory_order_seq_cst);
   peer_->RingIfWaiting();
   // Dekker with ReadLent (reading = 1, then check the recall): either the reader sees the
-  // recall and reads nothing, or we see its read and wait for it to end. Bounded: a reader
-  // that died mid-read leaves the flag set.
+  // recall and reads nothing, or we see its read and wait for it to end (a broken link does not
+  // stop a read already in the kernel). Bounded: a reader killed mid-read leaves the flag set.
   const auto until = SteadyClock::now() + kRecallWait;
-  while (tx_->reading.load(std::memory_order_seq_cst) != 0 && state() != kBroken &&
-         SteadyClock::now() < until) {
+  while (tx_->reading.load(std::memory_order_seq_cst) != 0 && SteadyClock::now() < until) {
+    if (kill(static_cast<pid_t>(remote().pid), 0) != 0 && errno == ESRCH) break;
     sched_yield();
   }
 }
@@ -397,8 +396,8 @@ HcclResult ShmLink::ReadLent(const Lend& lend, void* buf, size_t n, size_t* move
   const uint64_t from = lend.addr + (rx_tail_ - lend.start);
   iovec local{buf, k};
   iovec remote_iov{reinterpret_cast<void*>(static_cast<uintptr_t>(from)), k};
-  const ssize_t got = process_vm_readv(static_cast<pid_t>(remote().pid), &local, 1, &remote_iov,
-                                       1, 0);
+  const ssize_t got =
+      process_vm_readv(static_cast<pid_t>(remote().pid), &local, 1, &remote_iov, 1, 0);
   const int err = errno;
   rx_->reading.store(0, std::memory_order_seq_cst);
   if (got <= 0) {
