@@ -7,7 +7,8 @@ PKGS=(build-essential cmake pkg-config git
       libfmt-dev nlohmann-json3-dev libcli11-dev zlib1g-dev
       libgtest-dev libgmock-dev googletest libbenchmark-dev
       iproute2 procps python3
-      python3-torch libtorch-dev python3-pybind11 pybind11-dev)
+      python3-torch libtorch-dev python3-pybind11 pybind11-dev
+      chromium)  # headless, for the test of vigil diagnose's HTML report
 missing=()
 for p in "${PKGS[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
