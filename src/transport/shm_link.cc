@@ -325,8 +325,13 @@ bool ShmLink::PeerLend(Lend* lend) const {
 
 HcclResult ShmLink::TrySendLent(const void* a, size_t na, const void* b, size_t nb, size_t* moved) {
   *moved = 0;
+  if (lend_active_) {
+    // What the reader acknowledged is done even if it closed or died since: a receiver that
+    // read the whole lend may finish its op and exit before this sender looks again.
+    const HcclResult r = na > 0 ? HCCL_SUCCESS : PollLend(b, nb, moved);
+    return *moved == 0 && broken() ? HCCL_E_REMOTE : r;
+  }
   if (broken()) return HCCL_E_REMOTE;
-  if (lend_active_) return na > 0 ? HCCL_SUCCESS : PollLend(b, nb, moved);
   if (!lends(nb)) return na > 0 ? TrySend2(a, na, b, nb, moved) : TrySend(b, nb, moved);
   const uint64_t tail = tx_->tail.load(std::memory_order_acquire);
   const size_t space = cap_ - static_cast<size_t>(tx_head_ - tail);

@@ -549,6 +549,33 @@ TEST_P(LinkTest, RecalledLendIsNotReadAfterTheSenderGaveUp) {
   EXPECT_TRUE(std::all_of(got.begin() + part, got.end(), [](uint8_t b) { return b == 0; }));
 }
 
+// A receiver that read a whole lend may finish its op and close its links before the sender
+// looks at the acknowledgement again: the send is done, not a link error (the last op of a job
+// failed on the sender this way when the receiver exited at once).
+TEST_P(LinkTest, ReadLendIsDoneEvenAfterTheReaderClosed) {
+  if (GetParam().tcp) GTEST_SKIP() << "TCP does not lend";
+  Ranks ranks(2, GetParam());
+  ranks.ConnectAll();
+  Link* tx = ranks.ts[0]->link(1);
+  Link* rx = ranks.ts[1]->link(0);
+  const size_t size = 1u << 20;
+  std::vector<uint8_t> lent = Pattern(33, size), got(size, 0);
+  size_t moved = 0;
+  ASSERT_EQ(tx->TrySendLent(nullptr, 0, lent.data(), size, &moved), HCCL_SUCCESS);
+  EXPECT_EQ(moved, 0u);  // lent, not copied
+  std::vector<Xfer> r{{rx, false, got.data(), size}};
+  ProgressError err;
+  ASSERT_EQ(Progress(r, Within(10s), &err), HCCL_SUCCESS) << err.reason;
+  EXPECT_TRUE(got == lent);
+  ranks.ts[1]->Close();
+  std::vector<Xfer> s{{tx, true, lent.data(), size}};
+  s[0].lend = true;
+  EXPECT_EQ(Progress(s, Within(5s), &err), HCCL_SUCCESS) << err.reason;
+  // The stream is over now: the next send sees the close.
+  std::vector<Xfer> more{{tx, true, lent.data(), 100}};
+  EXPECT_EQ(Progress(more, Within(5s), &err), HCCL_E_REMOTE);
+}
+
 INSTANTIATE_TEST_SUITE_P(Links, LinkTest,
                          ::testing::Values(Mode{false, 1}, Mode{true, 1}, Mode{true, 3}), ModeName);
 
