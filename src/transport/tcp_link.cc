@@ -116,8 +116,9 @@ HcclResult TcpLink::TryRecv(void* buf, size_t n, size_t* moved) {
   }
   *moved = done;
   if (done > 0) Account(done);
-  // A peer that closed in order leaves nothing more to read once its data is drained.
-  if (done == 0 && state() == kPeerClosed) return HCCL_E_REMOTE;
+  // A peer that closed in order (its bye on the control socket) may still have data on its way
+  // on this data socket, which has no ordering with the control socket: the end of the stream
+  // is this socket's own EOF (the peer shuts its data sockets after sending), seen above.
   return HCCL_SUCCESS;
 }
 
