@@ -129,7 +129,8 @@ TEST(DiagnoseRecord, GluedRecordsCrlfAndEntry) {
 TEST(DiagnoseRecord, MessyInputNeverStops) {
   std::string text;
   text += "中文说明：HCCL集合通信库 日志如下\n";                               // Chinese prose
-  text += std::string("\x00\x01\x02\xff\xfe binary \x1b[0m junk", 24) + "\n";  // binary
+  static const char kBinary[] = "\x00\x01\x02\xff\xfe binary \x1b[0m junk";
+  text += std::string(kBinary, sizeof(kBinary) - 1) + "\n";  // binary, a NUL first
   text += std::string(kBase).substr(0, 90) + "\n";    // truncated mid-header
   text += std::string(kEntry).substr(0, 200) + "\n";  // truncated mid-fields
   text +=

@@ -79,7 +79,8 @@ std::string Messy(const std::string& clean) {
       out += ls[++i];  // glued: the next record follows on the same physical line
     }
     out += "\r\n";
-    if (i == 0) out += std::string("\x01\x02\xff\xfe binary\0junk", 20) + "\r\n";
+    static const char kJunk[] = "\x01\x02\xff\xfe binary\0junk";  // with an inner NUL
+    if (i == 0) out += std::string(kJunk, sizeof(kJunk) - 1) + "\r\n";
   }
   out += "[ERROR] HCCL(835695,all_re";  // truncated last line, no newline
   return out;
