@@ -275,8 +275,8 @@ struct Observed {
 };
 
 TEST_P(LinkTest, CutLinkFailsFastAndIsReportedOncePerSide) {
+  Observed obs0, obs1;  // outlive the transports, whose monitor threads report to them
   Ranks ranks(2, GetParam());
-  Observed obs0, obs1;
   obs0.Attach(*ranks.ts[0]);
   obs1.Attach(*ranks.ts[1]);
   ranks.ConnectAll();
@@ -304,8 +304,8 @@ TEST_P(LinkTest, CutLinkFailsFastAndIsReportedOncePerSide) {
 }
 
 TEST_P(LinkTest, OrderlyCloseIsNotAnError) {
-  Ranks ranks(2, GetParam());
   Observed obs0;
+  Ranks ranks(2, GetParam());
   obs0.Attach(*ranks.ts[0]);
   ranks.ConnectAll();
   std::vector<uint8_t> msg = Pattern(9, 1000), got(1000);
@@ -687,8 +687,8 @@ TEST_F(ConnectTest, AcceptorOverBudgetFailsBothSides) {
 
 TEST_F(ConnectTest, VigilFaultCutsAfterBytes) {
   SetEnv("VIGIL_FAULT", "something_else:1;link_cut:0-1@1M");
-  Ranks ranks(2, Mode{false, 1});
   Observed obs;
+  Ranks ranks(2, Mode{false, 1});
   obs.Attach(*ranks.ts[1]);
   ranks.ConnectAll();
   std::vector<uint8_t> buf(8u << 20);
@@ -805,10 +805,10 @@ TEST_P(ProcessTest, IntegrityAndPeerDeath) {
   for (const std::string scenario : {"ok", "die", "die-lending", "die-reading"}) {
     if (tcp && scenario != "ok" && scenario != "die") continue;  // TCP does not lend
     TransportOptions o = Options(0, "host-a", tcp);
+    Observed obs;  // outlives the transport, whose monitor thread reports to it
     std::unique_ptr<Transport> t;
     std::string err;
     ASSERT_EQ(Transport::Create(o, &t, &err), HCCL_SUCCESS);
-    Observed obs;
     obs.Attach(*t);
     pid_t child = Spawn(tcp, t->listen_port(), scenario);
     std::string line = ReadLine();
