@@ -6,6 +6,7 @@
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <vector>
 
 #include "common/dtype.h"
 #include "common/env_config.h"
@@ -26,6 +27,24 @@ struct Tracked {
   comm::OpRecord op;
   std::optional<comm::OpFailure> failure;
   std::shared_ptr<alg::TaskLog> tasks;  // HCCL_DIAGNOSE_ENABLE=1 only
+};
+
+// The last kOpsPerStream ops of one stream, oldest first: grows to kOpsPerStream, then a new op
+// overwrites the oldest slot in place. A deque of entries this large allocated and freed a node
+// per op, and a fresh entry's strings allocated again; a reused slot's strings keep their buffers.
+struct StreamOps {
+  std::vector<Tracked> slots;
+  size_t first = 0;  // slot of the oldest op once full
+
+  size_t size() const { return slots.size(); }
+  Tracked& At(size_t i) { return slots[(first + i) % slots.size()]; }
+
+  Tracked& Push() {
+    if (slots.size() < kOpsPerStream) return slots.emplace_back();
+    Tracked& oldest = slots[first];
+    first = (first + 1) % slots.size();
+    return oldest;
+  }
 };
 
 // What a task that did not complete was waiting for, in words.
@@ -54,9 +73,10 @@ class TaskExceptionHandler : public comm::OpObserver {
   void OnEnqueue(const comm::OpRecord& op) override {
     LogOpEntry(op);
     std::lock_guard<std::mutex> lock(mu_);
-    auto& q = by_stream_[op.stream_id];
-    q.push_back(Tracked{op, std::nullopt, nullptr});
-    if (q.size() > kOpsPerStream) q.pop_front();
+    Tracked& t = by_stream_[op.stream_id].Push();
+    t.op = op;  // copy-assigns into the slot's string buffers
+    t.failure.reset();
+    t.tasks.reset();
   }
 
   void OnStart(const comm::OpRecord&) override {}
@@ -86,7 +106,7 @@ class TaskExceptionHandler : public comm::OpObserver {
     std::lock_guard<std::mutex> lock(mu_);
     const Tracked* newest = nullptr;
     for (const auto& [stream, q] : by_stream_) {
-      for (const Tracked& t : q) {
+      for (const Tracked& t : q.slots) {
         if (!t.failure || t.op.comm_handle != comm_handle) continue;
         if (newest == nullptr || t.op.index > newest->op.index) newest = &t;
       }
@@ -117,8 +137,9 @@ class TaskExceptionHandler : public comm::OpObserver {
     auto it = by_stream_.find(stream_id);
     if (it == by_stream_.end()) return nullptr;
     // Newest match wins, as HCCL pops from the back.
-    for (auto rit = it->second.rbegin(); rit != it->second.rend(); ++rit) {
-      if (rit->op.task_id == task_id) return &*rit;
+    StreamOps& ops = it->second;
+    for (size_t i = ops.size(); i-- > 0;) {
+      if (ops.At(i).op.task_id == task_id) return &ops.At(i);
     }
     return nullptr;
   }
@@ -206,7 +227,7 @@ class TaskExceptionHandler : public comm::OpObserver {
   }
 
   std::mutex mu_;
-  std::map<uint32_t, std::deque<Tracked>> by_stream_;
+  std::map<uint32_t, StreamOps> by_stream_;
   std::deque<std::shared_ptr<alg::TaskLog>> task_ops_;
   std::once_flag screen_once_;
 };
