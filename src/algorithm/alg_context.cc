@@ -26,8 +26,9 @@ HcclResult Ctx::Begin(bool reduces) {
   if (scratch_.base != nullptr && scratch_.bytes != 0) {
     // A CCL buffer freed before the op ran (comm destroyed before sync) fails here, before the
     // transport writes into it.
-    const rt::AddrCheck check = rt::DeviceMemory::Instance().Check(scratch_.base, scratch_.bytes);
+    rt::AddrCheck check = rt::DeviceMemory::Instance().Check(scratch_.base, scratch_.bytes, false);
     if (check.state == rt::AddrState::kFreed || check.state == rt::AddrState::kOverflow) {
+      check.purpose = rt::DeviceMemory::Instance().Check(scratch_.base, scratch_.bytes).purpose;
       result_->copy.faulted = true;
       result_->copy.on_dst = true;
       result_->copy.check = check;
@@ -255,10 +256,11 @@ HcclResult Ctx::Reduce2(void* dst, const void* a, const void* b, uint64_t count)
 
 HcclResult Ctx::CheckUser(const void* p, size_t bytes, bool is_dst) {
   if (bytes == 0 || p == nullptr) return HCCL_SUCCESS;
-  const rt::AddrCheck check = rt::DeviceMemory::Instance().Check(p, bytes);
+  rt::AddrCheck check = rt::DeviceMemory::Instance().Check(p, bytes, false);
   if (check.state != rt::AddrState::kFreed && check.state != rt::AddrState::kOverflow) {
     return HCCL_SUCCESS;
   }
+  check.purpose = rt::DeviceMemory::Instance().Check(p, bytes).purpose;
   result_->copy.faulted = true;
   result_->copy.on_dst = is_dst;
   result_->copy.check = check;

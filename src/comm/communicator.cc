@@ -360,11 +360,13 @@ HcclResult Communicator::Enqueue(OpDesc op, rt::Stream* stream, const void* hand
         record.tag, record.index, record.count, alg::AlgoName(algo), record.alg_type);
   }
   auto self = shared_from_this();
-  stream->Enqueue(rt::TaskType::kHccl, [self, op = std::move(op), record](std::string* detail) {
-    aclError rc = self->Execute(op, record);
-    if (rc != ACL_SUCCESS && detail != nullptr) *detail = record.tag;
-    return rc;
-  });
+  // The record moves into the task: copying it cost a heap allocation per string per op.
+  stream->Enqueue(rt::TaskType::kHccl,
+                  [self, op = std::move(op), record = std::move(record)](std::string* detail) {
+                    aclError rc = self->Execute(op, record);
+                    if (rc != ACL_SUCCESS && detail != nullptr) *detail = record.tag;
+                    return rc;
+                  });
   return HCCL_SUCCESS;
 }
 
@@ -545,7 +547,7 @@ aclError Communicator::Execute(const OpDesc& op, const OpRecord& record) {
     return fail(OpFailure::Kind::kCopyFault, HCCL_E_RUNTIME);
   }
   for (const BufferUse& use : UserBuffers(op, rank(), size())) {
-    rt::AddrCheck check = rt::DeviceMemory::Instance().Check(use.ptr, use.bytes);
+    rt::AddrCheck check = rt::DeviceMemory::Instance().Check(use.ptr, use.bytes, false);
     if (check.state == rt::AddrState::kFreed || check.state == rt::AddrState::kOverflow) {
       failure.copy_src = use.ptr;
       failure.copy_dst = use.ptr;

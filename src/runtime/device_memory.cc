@@ -151,7 +151,9 @@ struct DeviceMemory::Impl {
     return f.vma.valid && FindVma(lo) == f.vma;
   }
 
-  AddrCheck CheckLocked(const void* ptr, size_t size) const {
+  // with_purpose=false leaves check.purpose empty: the per-copy guard needs only the state, and
+  // copying a purpose longer than the short-string buffer allocated on every copy.
+  AddrCheck CheckLocked(const void* ptr, size_t size, bool with_purpose = true) const {
     AddrCheck check;
     const uintptr_t p = reinterpret_cast<uintptr_t>(ptr);
     const uintptr_t end = EndOf(p, size == 0 ? 1 : size);
@@ -167,7 +169,7 @@ struct DeviceMemory::Impl {
         check.device = a.device;
         check.alloc_base = it->first;
         check.alloc_size = a.size;
-        check.purpose = a.purpose;
+        if (with_purpose) check.purpose = a.purpose;
         return check;
       }
     }
@@ -180,7 +182,7 @@ struct DeviceMemory::Impl {
         check.device = f.device;
         check.alloc_base = ft->first;
         check.alloc_size = f.size;
-        check.purpose = f.purpose;
+        if (with_purpose) check.purpose = f.purpose;
       }
     }
     return check;
@@ -401,9 +403,9 @@ aclError DeviceMemory::UnregisterAndUnmap(void* ptr) {
   return ACL_SUCCESS;
 }
 
-AddrCheck DeviceMemory::Check(const void* ptr, size_t size) const {
+AddrCheck DeviceMemory::Check(const void* ptr, size_t size, bool with_purpose) const {
   std::shared_lock<std::shared_mutex> lock(impl()->mu);
-  return impl()->CheckLocked(ptr, size);
+  return impl()->CheckLocked(ptr, size, with_purpose);
 }
 
 bool DeviceMemory::LockShared() const {
@@ -417,16 +419,14 @@ bool DeviceMemory::CheckRanges(void* dst, size_t dst_n, const void* src, size_t 
                                CopyFault* fault) const {
   auto bad = [](AddrState s) { return s == AddrState::kFreed || s == AddrState::kOverflow; };
   if (dst != nullptr && dst_n > 0) {
-    AddrCheck c = impl()->CheckLocked(dst, dst_n);
-    if (bad(c.state)) {
-      if (fault != nullptr) *fault = CopyFault{true, true, std::move(c)};
+    if (bad(impl()->CheckLocked(dst, dst_n, false).state)) {
+      if (fault != nullptr) *fault = CopyFault{true, true, impl()->CheckLocked(dst, dst_n)};
       return false;
     }
   }
   if (src != nullptr && src_n > 0) {
-    AddrCheck c = impl()->CheckLocked(src, src_n);
-    if (bad(c.state)) {
-      if (fault != nullptr) *fault = CopyFault{true, false, std::move(c)};
+    if (bad(impl()->CheckLocked(src, src_n, false).state)) {
+      if (fault != nullptr) *fault = CopyFault{true, false, impl()->CheckLocked(src, src_n)};
       return false;
     }
   }

@@ -69,7 +69,9 @@ class DeviceMemory {
   // record exists. Preferred for CCL buffers destroyed with work possibly in flight.
   aclError UnregisterAndUnmap(void* ptr);
 
-  AddrCheck Check(const void* ptr, size_t size) const;
+  // with_purpose=false: purpose stays empty (the per-op guards need it only for a fault report,
+  // and copying it allocates when it is longer than the short-string buffer).
+  AddrCheck Check(const void* ptr, size_t size, bool with_purpose = true) const;
 
   // memcpy(dst, src, n) after checking both ranges; on a fault copies nothing, fills *fault
   // and returns ACL_ERROR_RT_SYS_DMA.
