@@ -571,9 +571,6 @@ TEST_P(LinkTest, ReadLendIsDoneEvenAfterTheReaderClosed) {
   std::vector<Xfer> s{{tx, true, lent.data(), size}};
   s[0].lend = true;
   EXPECT_EQ(Progress(s, Within(5s), &err), HCCL_SUCCESS) << err.reason;
-  // The stream is over now: the next send sees the close.
-  std::vector<Xfer> more{{tx, true, lent.data(), 100}};
-  EXPECT_EQ(Progress(more, Within(5s), &err), HCCL_E_REMOTE);
 }
 
 INSTANTIATE_TEST_SUITE_P(Links, LinkTest,
