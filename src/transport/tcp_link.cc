@@ -122,14 +122,20 @@ HcclResult TcpLink::TryRecv(void* buf, size_t n, size_t* moved) {
   return HCCL_SUCCESS;
 }
 
+// A receive from a peer that closed in order still waits on its data socket: what it sent is
+// on the way, and the socket's EOF follows it (no busy loop until then).
+bool TcpLink::NothingToWaitFor(bool for_send) const {
+  return broken() && (for_send || state() != kPeerClosed);
+}
+
 void TcpLink::WaitReady(bool for_send, int timeout_ms) {
-  if (broken()) return;
+  if (NothingToWaitFor(for_send)) return;
   pollfd pfd{for_send ? SendFd() : RecvFd(), static_cast<short>(for_send ? POLLOUT : POLLIN), 0};
   (void)poll(&pfd, 1, std::min(timeout_ms, 100));
 }
 
 bool TcpLink::AppendPollFds(bool for_send, std::vector<pollfd>* fds) const {
-  if (broken()) {
+  if (NothingToWaitFor(for_send)) {
     // Nothing to wait for: make the poll return at once so Progress sees the error.
     fds->push_back({ctrl_fd(), POLLIN | POLLOUT, 0});
     return true;

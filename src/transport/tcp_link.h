@@ -34,6 +34,7 @@ class TcpLink : public LinkBase {
   void ShutdownData() override;
 
  private:
+  bool NothingToWaitFor(bool for_send) const;
   int SendFd() const { return qps_[(send_off_ / kTcpChunk) % qps_.size()].fd(); }
   int RecvFd() const { return qps_[(recv_off_ / kTcpChunk) % qps_.size()].fd(); }
   HcclResult SocketError(const char* op, int err);
