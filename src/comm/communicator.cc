@@ -697,6 +697,7 @@ aclError Communicator::Execute(const OpDesc& op, const OpRecord& record) {
   }
   alg::AlgResult result;
   HcclResult rc = RunAlgorithm(op, algo, plan, group, &result);
+  if (rc != HCCL_SUCCESS && fingerprint) fingerprint->SettleAfterFailure();
   if (fingerprint && fingerprint->result().mismatch) return fail_mismatch(fingerprint->result());
   if (p2p && p2p->result().mismatch) return fail_mismatch(p2p->result());
   if (rc == HCCL_SUCCESS && fingerprint && !fingerprint->exchanged()) {

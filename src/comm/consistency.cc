@@ -271,6 +271,16 @@ transport::HeadVerdict FingerprintHeader::OnHead(void* ctx, uint32_t peer, const
   return HeadVerdict::kAccept;
 }
 
+void FingerprintHeader::SettleAfterFailure() {
+  if (!report_ || result_.mismatch) return;
+  for (uint32_t i = 0; i < header_.npeers; ++i) {
+    Mismatch m;
+    if (!got_[i] || CompareFingerprints(mine_, theirs_[i], &m)) continue;
+    SetCollectiveMismatch(mine_, theirs_[i], peer_rank_[i], std::move(m), &result_);
+    return;
+  }
+}
+
 HcclResult ExchangeFingerprints(const OpFingerprint& mine, uint32_t rank, uint32_t size,
                                 const std::vector<transport::Link*>& links,
                                 const transport::WaitPolicy& wait, ConsistencyResult* result) {

@@ -134,6 +134,9 @@ class FingerprintHeader {
   bool exchanged() const { return header_.npeers == 0 || header_.exchanged; }
   const ConsistencyResult& result() const { return result_; }
   const OpFingerprint& mine() const { return mine_; }
+  // The op failed before both neighbours' headers were in (a neighbour that rejected ours
+  // closed its links): a mismatching header already here is still the cause; name it.
+  void SettleAfterFailure();
 
  private:
   static transport::HeadVerdict OnHead(void* ctx, uint32_t peer, const void* head);

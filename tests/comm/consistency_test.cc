@@ -127,6 +127,38 @@ TEST(P2pConsistency, NoRemotePeerNoHeader) {
   EXPECT_EQ(a.header(), nullptr);
 }
 
+// Four ranks: rank 1 holds rank 0's mismatching header while it waits for rank 2's; when the op
+// then fails (rank 0 closed its links after rejecting rank 1's header), the header already here
+// is the cause, not the close.
+TEST(CollectiveConsistency, HeldMismatchIsNamedWhenTheOpFailsFirst) {
+  OpDesc ar;
+  ar.type = OpType::kAllReduce;
+  ar.count = 256;
+  OpDesc ag;
+  ag.type = OpType::kAllGather;
+  ag.count = 256;
+  FingerprintHeader r0(MakeFingerprint(ar, 2, 2, 0), 0, 4);
+  FingerprintHeader r1(MakeFingerprint(ag, 2, 2, 1), 1, 4);
+  alg::OpHeader* h1 = r1.header();
+  ASSERT_NE(h1, nullptr);
+  EXPECT_EQ(h1->hook.on_head(h1->hook.ctx, 0, r0.header()->mine), HeadVerdict::kHold);
+  EXPECT_FALSE(r1.result().mismatch);
+  r1.SettleAfterFailure();
+  ASSERT_TRUE(r1.result().mismatch);
+  EXPECT_EQ(r1.result().what.parameter, "opType");
+  EXPECT_EQ(r1.result().remote_desc.rfind("AllReduce count[256]", 0), 0u) << r1.result().remote_desc;
+
+  // Nothing held, or the check off: nothing to name.
+  FingerprintHeader quiet(MakeFingerprint(ag, 2, 2, 1), 1, 4);
+  quiet.SettleAfterFailure();
+  EXPECT_FALSE(quiet.result().mismatch);
+  FingerprintHeader off(MakeFingerprint(ag, 2, 2, 1), 1, 4, /*report=*/false);
+  alg::OpHeader* ho = off.header();
+  EXPECT_EQ(ho->hook.on_head(ho->hook.ctx, 0, r0.header()->mine), HeadVerdict::kHold);
+  off.SettleAfterFailure();
+  EXPECT_FALSE(off.result().mismatch);
+}
+
 TEST(CollectiveConsistency, OpMismatchGivesHcclsTagCmdTypeAndOpFields) {
   OpDesc ar;
   ar.type = OpType::kAllReduce;
