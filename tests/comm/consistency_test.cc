@@ -20,6 +20,13 @@ alg::P2pItem Item(bool send, uint64_t count, HcclDataType type, uint32_t peer) {
   return it;
 }
 
+OpDesc Coll(OpType type, uint64_t count) {
+  OpDesc op;
+  op.type = type;
+  op.count = count;
+  return op;
+}
+
 OpDesc P2p(OpType type, std::vector<alg::P2pItem> items) {
   OpDesc op;
   op.type = type;
@@ -131,12 +138,8 @@ TEST(P2pConsistency, NoRemotePeerNoHeader) {
 // then fails (rank 0 closed its links after rejecting rank 1's header), the header already here
 // is the cause, not the close.
 TEST(CollectiveConsistency, HeldMismatchIsNamedWhenTheOpFailsFirst) {
-  OpDesc ar;
-  ar.type = OpType::kAllReduce;
-  ar.count = 256;
-  OpDesc ag;
-  ag.type = OpType::kAllGather;
-  ag.count = 256;
+  const OpDesc ar = Coll(OpType::kAllReduce, 256);
+  const OpDesc ag = Coll(OpType::kAllGather, 256);
   FingerprintHeader r0(MakeFingerprint(ar, 2, 2, 0), 0, 4);
   FingerprintHeader r1(MakeFingerprint(ag, 2, 2, 1), 1, 4);
   alg::OpHeader* h1 = r1.header();
@@ -160,12 +163,8 @@ TEST(CollectiveConsistency, HeldMismatchIsNamedWhenTheOpFailsFirst) {
 }
 
 TEST(CollectiveConsistency, OpMismatchGivesHcclsTagCmdTypeAndOpFields) {
-  OpDesc ar;
-  ar.type = OpType::kAllReduce;
-  ar.count = 256;
-  OpDesc ag;
-  ag.type = OpType::kAllGather;
-  ag.count = 256;
+  const OpDesc ar = Coll(OpType::kAllReduce, 256);
+  const OpDesc ag = Coll(OpType::kAllGather, 256);
   // Two ranks: each is the other's prev and next.
   FingerprintHeader r0(MakeFingerprint(ar, 2, 2, 0), 0, 2);
   FingerprintHeader r1(MakeFingerprint(ag, 2, 2, 1), 1, 2);
@@ -188,9 +187,7 @@ TEST(CollectiveConsistency, OpMismatchGivesHcclsTagCmdTypeAndOpFields) {
 }
 
 TEST(CollectiveConsistency, CollectiveMeetsPointToPoint) {
-  OpDesc ar;
-  ar.type = OpType::kAllReduce;
-  ar.count = 16;
+  const OpDesc ar = Coll(OpType::kAllReduce, 16);
   FingerprintHeader coll(MakeFingerprint(ar, 3, 3, 0), 0, 2);
   P2pHeader p2p(P2p(OpType::kSend, {Item(true, 16, HCCL_DATA_TYPE_FP32, 0)}), 3, 1, 2);
   alg::OpHeader* hc = coll.header();
@@ -207,11 +204,8 @@ TEST(CollectiveConsistency, CollectiveMeetsPointToPoint) {
 }
 
 TEST(CollectiveConsistency, CheckOffHolds) {
-  OpDesc a;
-  a.type = OpType::kAllReduce;
-  a.count = 4;
-  OpDesc b = a;
-  b.count = 8;
+  const OpDesc a = Coll(OpType::kAllReduce, 4);
+  const OpDesc b = Coll(OpType::kAllReduce, 8);
   FingerprintHeader r0(MakeFingerprint(a, 1, 1, 0), 0, 2, /*report=*/false);
   FingerprintHeader r1(MakeFingerprint(b, 1, 1, 1), 1, 2, /*report=*/false);
   alg::OpHeader* h0 = r0.header();
