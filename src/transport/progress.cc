@@ -101,6 +101,45 @@ HcclResult Failed(std::vector<Xfer>& xfers, const size_t* done, HcclResult rc) {
 
 HcclResult ProgressAll(std::vector<Xfer>& xfers, const WaitPolicy& wait, ProgressError* error);
 
+// How long a failed Progress keeps reading heads from links that are already broken or closed:
+// what a peer sent before it closed arrives within this on loopback and LANs (the peer's data
+// socket EOF, or the shm ring's end, usually stops the look much sooner).
+constexpr auto kLastLook = std::chrono::milliseconds(200);
+
+// A transfer failed: before Progress returns, the heads (op headers) that peers already sent
+// on this step's receives are still taken and judged. A peer that rejected this rank's op and
+// closed its links sent its own header first; the mismatch it shows is the root cause and must
+// be named (EI0005), not the close that followed it (a late rank would otherwise see only
+// closed links). Healthy links get one non-blocking try, broken ones are read until their data
+// ends or kLastLook passes. True when a hook rejected a head (*err then says so).
+bool LastLook(std::vector<Xfer>& xfers, size_t* done, const bool* held, ProgressError* err) {
+  const auto until = SteadyClock::now() + kLastLook;
+  bool rejected = false;
+  for (size_t i = 0; i < xfers.size() && !rejected; ++i) {
+    Xfer& x = xfers[i];
+    if (x.send || x.hook == nullptr || held[i] || done[i] >= x.head_bytes) continue;
+    for (;;) {
+      size_t moved = 0;
+      if (Step(x, done[i], &moved, true) != HCCL_SUCCESS) break;
+      done[i] += moved;
+      if (done[i] >= x.head_bytes) {
+        if (x.hook->on_head(x.hook->ctx, x.hook_arg, x.head) == HeadVerdict::kFail) {
+          err->code = HCCL_E_PARA;
+          err->link = x.link;
+          err->reason = fmt::format("op header rejected during {} (after: {})",
+                                    Describe(x, done[i]), err->reason);
+          rejected = true;
+        }
+        break;
+      }
+      if (moved > 0) continue;
+      if (!x.link->broken() || SteadyClock::now() >= until) break;
+      x.link->WaitReady(false, MsUntil(until, kMaxBlockMs));
+    }
+  }
+  return rejected;
+}
+
 }  // namespace
 
 HcclResult Progress(std::vector<Xfer>& xfers, const WaitPolicy& wait, ProgressError* error) {
@@ -186,6 +225,7 @@ HcclResult ProgressAll(std::vector<Xfer>& xfers, const WaitPolicy& wait, Progres
           err->code = r;
           err->link = x.link;
           err->reason = fmt::format("link error during {}", Describe(x, done[i]));
+          if (LastLook(xfers, done, held, err)) return Failed(xfers, done, err->code);
           return Failed(xfers, done, r);
         }
         if (moved == 0) break;

@@ -138,8 +138,14 @@ F5_op_mismatch)
   has 0 debug "[TaskExecStage][InvalidArgument]op inconsistent in communicator[" "index[2]:" \
     "local rank[0] AllReduce count[256] dataType[float32] reduceType[sum]" \
     "remote rank[1] AllGather count[256] dataType[float32]"
+  # Rank 1 names the neighbour whose header it judged: rank 0 (prev) when both were in, rank 2
+  # when rank 0 came late and rank 2 had already rejected rank 1 and closed.
+  if ! (has 1 debug "op inconsistent in communicator[" "remote rank[2] AllReduce count[256]") >/dev/null; then
+    has 1 debug "[TaskExecStage][InvalidArgument]op inconsistent in communicator[" \
+      "local rank[1] AllGather count[256] dataType[float32]" "remote rank[0] AllReduce count[256]"
+  fi
   has 1 debug "[TaskExecStage][InvalidArgument]op inconsistent in communicator[" \
-    "local rank[1] AllGather count[256] dataType[float32]" "remote rank[0] AllReduce count[256]"
+    "local rank[1] AllGather count[256] dataType[float32]"
   has 2 debug "op inconsistent" "local rank[2] AllReduce" "remote rank[1] AllGather"
   screen_has "Invalid_Argument(EI0005): The arguments for collective communication are inconsistent between ranks, ccl_op AllReduce, group "
   screen_has ", parameter opType, local end AllReduce, remote end AllGather."

@@ -97,8 +97,8 @@ TEST(ProgressTest, CompletesTimesOutAbortsAndFails) {
   std::vector<char> buf(100);
   a.credit = 100;
   b.credit = 100;
-  std::vector<Xfer> x{{&a, true, buf.data(), 100}, {&b, false, buf.data(), 100},
-                      {nullptr, true, nullptr, 0}};
+  std::vector<Xfer> x{
+      {&a, true, buf.data(), 100}, {&b, false, buf.data(), 100}, {nullptr, true, nullptr, 0}};
   ProgressError err;
   EXPECT_EQ(Progress(x, WaitPolicy{}, &err), HCCL_SUCCESS);
 
@@ -180,9 +180,8 @@ TEST_P(LinkTest, PairIntegrityBidirectional) {
     EXPECT_EQ(l->type(), GetParam().tcp ? LinkType::kTcp : LinkType::kShm);
     EXPECT_EQ(l->remote().rank, static_cast<uint32_t>(1 - r));
   }
-  const std::vector<size_t> sizes = {0,       1,        7,           4095,          4096,
-                                     65537,   262144,   262145,      (1u << 20) + 3, 4u << 20,
-                                     (9u << 20) + 5};
+  const std::vector<size_t> sizes = {
+      0, 1, 7, 4095, 4096, 65537, 262144, 262145, (1u << 20) + 3, 4u << 20, (9u << 20) + 5};
   for (size_t size : sizes) {
     std::vector<std::vector<uint8_t>> got(2);
     std::vector<std::thread> th;
@@ -292,7 +291,8 @@ TEST_P(LinkTest, CutLinkFailsFastAndIsReportedOncePerSide) {
   EXPECT_TRUE(ranks.ts[1]->link(0)->broken());
   std::vector<Xfer> again{{ranks.ts[0]->link(1), true, buf.data(), 16}};
   EXPECT_EQ(Progress(again, Within(5s), &err), HCCL_E_REMOTE);
-  for (int i = 0; i < 100 && (obs0.count() < 1 || obs1.count() < 1); ++i) std::this_thread::sleep_for(10ms);
+  for (int i = 0; i < 100 && (obs0.count() < 1 || obs1.count() < 1); ++i)
+    std::this_thread::sleep_for(10ms);
   ASSERT_EQ(obs0.count(), 1u);
   ASSERT_EQ(obs1.count(), 1u);
   EXPECT_EQ(obs1.errors[0].local.rank, 1u);
@@ -429,6 +429,59 @@ TEST_P(LinkTest, HeadsHooksAndGates) {
     EXPECT_EQ(Progress(b, Within(10s), &err), HCCL_SUCCESS) << err.reason;
     EXPECT_TRUE(in == small);
   }
+}
+
+// A peer that rejected this rank's op sent its own header and closed its links before this rank
+// came in: the send to it fails at once, but the header it left is still judged, so the
+// mismatch (HCCL_E_PARA) is named rather than the close.
+TEST_P(LinkTest, HeadAPeerSentBeforeClosingIsJudgedWhenASendFails) {
+  Ranks ranks(2, GetParam());
+  ranks.ConnectAll();
+  uint64_t head = 0xfeedull, their_head = 0;
+  std::vector<uint8_t> body = Pattern(3, 1000), in(1000);
+  std::vector<Xfer> s{{ranks.ts[1]->link(0), true, body.data(), body.size(), &head, sizeof(head)}};
+  ASSERT_EQ(Progress(s, Within(10s), nullptr), HCCL_SUCCESS);
+  ranks.ts[1]->Close();
+  Link* link = ranks.ts[0]->link(1);
+  for (int i = 0; i < 500 && !link->broken(); ++i) std::this_thread::sleep_for(10ms);
+  ASSERT_TRUE(link->broken());
+
+  struct Judge {
+    transport::HeadVerdict verdict;
+    int calls = 0;
+  } judge{transport::HeadVerdict::kFail};
+  transport::HeadHook hook;
+  hook.ctx = &judge;
+  hook.on_head = [](void* ctx, uint32_t, const void*) {
+    auto* j = static_cast<Judge*>(ctx);
+    ++j->calls;
+    return j->verdict;
+  };
+  std::vector<uint8_t> out = Pattern(4, 1000);
+  uint64_t my_head = 0xbeefull;
+  auto step = [&] {
+    return std::vector<Xfer>{
+        {link, true, out.data(), out.size(), &my_head, sizeof(my_head)},
+        {link, false, in.data(), in.size(), &their_head, sizeof(their_head), &hook}};
+  };
+  std::vector<Xfer> x = step();
+  ProgressError err;
+  EXPECT_EQ(Progress(x, Within(10s), &err), HCCL_E_PARA) << err.reason;
+  EXPECT_EQ(judge.calls, 1);
+  EXPECT_EQ(their_head, head);
+  EXPECT_NE(err.reason.find("op header rejected"), std::string::npos) << err.reason;
+  // A header the hook accepts changes nothing: the link error stands.
+  Ranks again(2, GetParam());
+  again.ConnectAll();
+  s = {{again.ts[1]->link(0), true, body.data(), body.size(), &head, sizeof(head)}};
+  ASSERT_EQ(Progress(s, Within(10s), nullptr), HCCL_SUCCESS);
+  again.ts[1]->Close();
+  link = again.ts[0]->link(1);
+  for (int i = 0; i < 500 && !link->broken(); ++i) std::this_thread::sleep_for(10ms);
+  judge.verdict = transport::HeadVerdict::kAccept;
+  x = step();
+  EXPECT_EQ(Progress(x, Within(10s), &err), HCCL_E_REMOTE) << err.reason;
+  EXPECT_EQ(judge.calls, 2);
 }
 
 // A rank that gives an op up takes back what the peer has not read (shm); TCP cannot.
