@@ -295,7 +295,9 @@ VIGIL_INLINE void DispatchInto(void* dst, const void* src, size_t n, HcclDataTyp
 }
 
 // The op switches, built for AVX2 and for baseline x86-64; the loader picks one (ifunc).
-#ifdef VIGIL_X86
+// Not under ThreadSanitizer: the ifunc resolver runs during relocation, before the TSan runtime
+// is up, and its instrumented entry crashes the process.
+#if defined(VIGIL_X86) && !defined(__SANITIZE_THREAD__)
 #define VIGIL_CLONES [[gnu::target_clones("avx2", "default")]]
 #else
 #define VIGIL_CLONES
