@@ -254,6 +254,34 @@ HcclResult Ctx::Reduce2(void* dst, const void* a, const void* b, uint64_t count)
   return HCCL_SUCCESS;
 }
 
+HcclResult Ctx::ReduceSlots(void* dst, const void* own, uint32_t nslots, uint64_t count) {
+  if (count == 0 || nslots == 0) return HCCL_SUCCESS;
+  if (nslots == 1) return Reduce2(dst, own, Slot(0), count);
+  const size_t bytes = count * esize_;
+  HcclResult hr = CheckUser(own, bytes, false);
+  if (hr != HCCL_SUCCESS) return hr;
+  std::vector<const void*> srcs(nslots + 1);
+  srcs[0] = own;
+  for (uint32_t k = 0; k < nslots; ++k) srcs[k + 1] = Slot(k);
+  // The slots are one range of scratch.
+  const size_t span = (nslots - 1) * slot_bytes_ + bytes;
+  rt::CopyFault fault;
+  const HcclDataType type = type_;
+  const HcclReduceOp op = op_;
+  const aclError rc = rt::DeviceMemory::Instance().Guarded(dst, bytes, Slot(0), span, &fault, [&] {
+    alg::ReduceN(dst, srcs.data(), srcs.size(), count, type, op);
+  });
+  if (rc != ACL_SUCCESS) {
+    result_->copy = fault;
+    result_->copy_src = Slot(0);
+    result_->copy_dst = dst;
+    result_->copy_bytes = bytes;
+    result_->code = HCCL_E_RUNTIME;
+    return HCCL_E_RUNTIME;
+  }
+  return HCCL_SUCCESS;
+}
+
 HcclResult Ctx::CheckUser(const void* p, size_t bytes, bool is_dst) {
   if (bytes == 0 || p == nullptr) return HCCL_SUCCESS;
   rt::AddrCheck check = rt::DeviceMemory::Instance().Check(p, bytes, false);
@@ -287,9 +315,12 @@ const char* TaskTypeName(const TaskRecord& task) {
 
 const char* TaskStateName(TaskState state) {
   switch (state) {
-    case TaskState::kDone: return "done";
-    case TaskState::kFailed: return "failed";
-    case TaskState::kPending: return "pending";
+    case TaskState::kDone:
+      return "done";
+    case TaskState::kFailed:
+      return "failed";
+    case TaskState::kPending:
+      return "pending";
   }
   return "unknown";
 }

@@ -77,6 +77,9 @@ class Ctx {
   // checked at op start, `b` the scratch slot just received.
   HcclResult ReduceInto(void* dst, const void* src, uint64_t count);
   HcclResult Reduce2(void* dst, const void* a, const void* b, uint64_t count);
+  // dst = own (op) Slot(0) (op) ... (op) Slot(nslots-1), count elements each, in that order
+  // (bitwise what Reduce2 then ReduceInto per slot give) but in one pass over dst.
+  HcclResult ReduceSlots(void* dst, const void* own, uint32_t nslots, uint64_t count);
   // Fails (HCCL_E_RUNTIME, AlgResult::copy) when [p, p+bytes) is freed or overruns its allocation.
   HcclResult CheckUser(const void* p, size_t bytes, bool is_dst);
 

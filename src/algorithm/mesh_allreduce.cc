@@ -1,7 +1,8 @@
 // Full-mesh AllReduce: rank r owns block r. Every rank sends block j to rank j and receives
-// everyone's block r into a scratch slot per peer (piece by piece), reduces them into recv, then
-// sends its finished block to all and receives theirs straight into recv. Two rounds of
-// all-to-all traffic: the lowest latency for mid-size messages when every pair has a link.
+// everyone's block r into a scratch slot per peer (piece by piece), reduces them into recv in
+// one pass, then sends its finished block to all and receives theirs straight into recv. Two
+// rounds of all-to-all traffic: the lowest latency for mid-size messages when every pair has a
+// link. On shm both rounds are single copy (lent sends: peers read the blocks in place).
 //
 // Small messages (kOneShotBytes) take one round instead: every rank sends its whole vector to
 // every other and reduces all p vectors itself. (p-1)x the bytes, but a single wait, which is
@@ -55,9 +56,9 @@ HcclResult MeshAllReduce(Ctx& c, const char* send, char* recv, uint64_t count) {
   const Blocks blk(count, p);
   HcclResult hr = MeshReduceScatterBlocks(c, send, recv + blk.Off(r) * es, blk);
   if (hr != HCCL_SUCCESS) return hr;
-  // The all-gather half is one exchange: lent (peers read block r in place). The reduce-scatter
-  // half is not: eager ring sends let a rank send its next piece while its peers still reduce.
-  c.LendSends();
+  // The all-gather half is one exchange, lent too (peers read block r in place). In place it
+  // overwrites blocks the peers read from this buffer in the reduce-scatter: those reads are
+  // over, as a lent send completes only once read.
   for (uint32_t j = 0; j < p; ++j) {
     if (j == r) continue;
     c.Send(j, recv + blk.Off(r) * es, blk.Len(r) * es);
@@ -75,6 +76,10 @@ HcclResult MeshReduceScatterBlocks(Ctx& c, const char* send, char* out, const Bl
   if (piece == 0) return c.Fail(HCCL_E_PARA, "scratch smaller than one element per peer");
   const char* mine = send + blk.Off(r) * es;
   HcclResult hr = HCCL_SUCCESS;
+  // Lent (shm single copy): each peer reads its piece of block j straight from `send` into its
+  // slot, one copy instead of two through the ring; every Flush pairs each send with the peer's
+  // receive of the same piece.
+  c.LendSends();
   for (uint64_t off = 0; off < blk.Len(0); off += piece) {
     const uint64_t rn = Clip(blk.Len(r), off, piece);
     uint32_t slot = 0;
@@ -85,10 +90,8 @@ HcclResult MeshReduceScatterBlocks(Ctx& c, const char* send, char* out, const Bl
     }
     if ((hr = c.Flush()) != HCCL_SUCCESS) return hr;
     // Peers in index order, so the sum order is the same on every run.
-    char* dst = out + off * es;
-    if ((hr = c.Reduce2(dst, mine + off * es, c.Slot(0), rn)) != HCCL_SUCCESS) return hr;
-    for (uint32_t k = 1; k + 1 < p; ++k) {
-      if ((hr = c.ReduceInto(dst, c.Slot(k), rn)) != HCCL_SUCCESS) return hr;
+    if ((hr = c.ReduceSlots(out + off * es, mine + off * es, p - 1, rn)) != HCCL_SUCCESS) {
+      return hr;
     }
   }
   return HCCL_SUCCESS;

@@ -19,6 +19,9 @@
 namespace vigil::alg {
 namespace {
 
+// ReduceN's chunk: dst's chunk stays in L1 while every source passes over it.
+constexpr size_t kReduceChunkBytes = 8u << 10;
+
 // ---- scalar conversions (inline so the fp16/bf16 loops can use them) ----
 
 inline float BitsToFloat(uint32_t u) {
@@ -411,6 +414,22 @@ void Reduce2(void* dst, const void* a, const void* b, size_t count, HcclDataType
   if (dst == a && !db) return ReduceInto(dst, b, count, type, op);
   if (da || db || Overlaps(a, b, bytes)) return Bounce(dst, a, b, count, type, op);
   Kernel2(dst, a, b, count, type, op);
+}
+
+void ReduceN(void* dst, const void* const* srcs, size_t n, size_t count, HcclDataType type,
+             HcclReduceOp op) {
+  if (count == 0 || n < 2) return;
+  const size_t es = ElemSize(type);
+  const size_t step = kReduceChunkBytes / es;
+  auto* d = static_cast<char*>(dst);
+  for (size_t done = 0; done < count; done += step) {
+    const size_t m = std::min(step, count - done);
+    const size_t at = done * es;
+    Reduce2(d + at, static_cast<const char*>(srcs[0]) + at, static_cast<const char*>(srcs[1]) + at,
+            m, type, op);
+    for (size_t k = 2; k < n; ++k)
+      ReduceInto(d + at, static_cast<const char*>(srcs[k]) + at, m, type, op);
+  }
 }
 
 }  // namespace vigil::alg

@@ -15,6 +15,13 @@ void ReduceInto(void* dst, const void* src, size_t count, HcclDataType type, Hcc
 void Reduce2(void* dst, const void* a, const void* b, size_t count, HcclDataType type,
              HcclReduceOp op);
 
+// dst[i] = srcs[0][i] (op) srcs[1][i] (op) ... (op) srcs[n-1][i], folded left to right, so the
+// result is bitwise that of Reduce2 then ReduceInto per source. Works through cache-sized
+// chunks: each source is read once and dst stays in L1 between the passes. n >= 2; dst may be
+// srcs[0], no other source may overlap dst.
+void ReduceN(void* dst, const void* const* srcs, size_t n, size_t count, HcclDataType type,
+             HcclReduceOp op);
+
 // Scalar conversions used by kernels and tests.
 float HalfToFloat(uint16_t h);
 uint16_t FloatToHalf(float f);

@@ -150,6 +150,15 @@ class Checker {
       Broadcast(HCCL_DATA_TYPE_FP64, 400003, n_ - 1);
       AlltoAll(HCCL_DATA_TYPE_FP32, 300001);
       BatchRing(HCCL_DATA_TYPE_UINT8, 3000001);
+      // Blocks past the shm lend threshold (64 KiB a peer), every type and op: the reductions
+      // whose pieces the peers read in place (single copy).
+      for (HcclDataType t : kTypes) {
+        for (HcclReduceOp op : kOps) {
+          const uint64_t block = (80u << 10) / Size(t) + 3;
+          AllReduce(t, op, block * n_ + 1, (block + op) % 2 == 0);
+          ReduceScatter(t, op, block);
+        }
+      }
     }
     Expect("Barrier", HcclBarrier(comm_, stream_) == HCCL_SUCCESS && Sync());
     Expect("AllReduce count 0",
