@@ -1,11 +1,14 @@
 // Fault driver for the heartbeat tests, run as every rank of `vigil run -n N -- hb_driver ...`.
 //
-//   hb_driver --out DIR --fault none|kill|stop|sleep|cut|loop|hold [--victim R] [--peer P]
+//   hb_driver --out DIR --fault none|kill|killmid|stop|sleep|cut|loop|hold [--victim R] [--peer P]
 //             [--warmup W] [--count C]
 //
 // Every rank makes a communicator, runs W AllReduces (links up, heartbeat settled), writes
 // DIR/ready-R, then the fault op:
 //   kill   the victim SIGKILLs itself instead of entering the AllReduce (F1)
+//   killmid  every rank runs AllReduces as in `loop`; 300 ms in, a thread of the victim
+//          SIGKILLs it wherever its transfers are (with --count large: inside single-copy reads
+//          of and by its peers)
 //   idlekill  the victim SIGKILLs itself; the others enter no op but poll HcclGetCommAsyncError
 //          until it reports the loss (bounded), then record it as their result
 //   stop   the victim SIGSTOPs itself (F2); the test SIGCONTs it at the end (DIR/victim-pid)
@@ -159,6 +162,14 @@ int main(int argc, char** argv) {
     WriteFile(out_dir + "/victim-time", std::to_string(NowUs()));
     raise(SIGKILL);
   }
+  std::thread killer;
+  if (is_victim && fault == "killmid") {
+    killer = std::thread([&out_dir] {
+      std::this_thread::sleep_for(std::chrono::milliseconds(300));
+      WriteFile(out_dir + "/victim-time", std::to_string(NowUs()));
+      raise(SIGKILL);
+    });
+  }
   if (is_victim && fault == "stop") {
     WriteFile(out_dir + "/victim-pid", std::to_string(getpid()));
     std::this_thread::sleep_for(std::chrono::milliseconds(300));
@@ -205,11 +216,12 @@ int main(int argc, char** argv) {
                         stream);
     sync = aclrtSynchronizeStream(stream);
     ++iterations;
-    if (!(fault == "loop" && enq == HCCL_SUCCESS && sync == ACL_SUCCESS &&
+    if (!((fault == "loop" || fault == "killmid") && enq == HCCL_SUCCESS && sync == ACL_SUCCESS &&
           std::chrono::steady_clock::now() < loop_deadline)) {
       break;
     }
   }
+  if (killer.joinable()) killer.join();  // the victim dies here at the latest
   const uint64_t done_us = NowUs();
   HcclResult async = HCCL_SUCCESS;
   HcclGetCommAsyncError(comm, &async);

@@ -45,6 +45,7 @@ struct Job {
   std::vector<std::string> env;     // NAME=VALUE for the launcher and ranks
   std::vector<std::string> prefix;  // e.g. ip netns exec NS
   int timeout_s = 60;               // vigil run --timeout
+  std::vector<std::string> args;    // more hb_driver arguments
   // Called every 100 ms while the job runs, with its folder; may act once (cut the network).
   std::function<void(const fs::path&)> during;
 };
@@ -110,6 +111,7 @@ Outcome RunJob(const std::string& name, const Job& job) {
   args.insert(args.end(),
               {"--", HB_DRIVER, "--out", o.dir.string(), "--fault", job.fault, "--victim",
                std::to_string(job.victim), "--peer", std::to_string(job.peer)});
+  args.insert(args.end(), job.args.begin(), job.args.end());
   const fs::path err_path = o.dir / "launcher.stderr";
   pid_t pid = fork();
   if (pid == 0) {
@@ -304,6 +306,30 @@ TEST(HeartbeatFault, F1KillFourRanks) {
 }
 TEST(HeartbeatFault, F1KillEightRanks) {
   RunKill(8, 5);
+}
+
+// F1 inside a transfer: the four ranks loop 16 MiB AllReduces over shm (full mesh, both halves
+// single copy: peers read blocks in place from each other's buffers) and the victim is killed
+// wherever it is, mid-read of its peers' memory or with its own buffer being read. Every
+// survivor fails the op fast and names it LOST, not as a link fault.
+TEST(HeartbeatFault, F1KillMidTransferFourRanks) {
+  Job job;
+  job.n = 4;
+  job.fault = "killmid";
+  job.victim = 1;
+  job.transport = "shm";
+  job.args = {"--count", std::to_string(4u << 20)};
+  job.env = Env({"HCCL_EXEC_TIMEOUT=120"});  // errors must come from the link or heartbeat
+  Outcome o = RunJob("killmid4", job);
+  DropIfPassed drop{o.dir};
+  ExpectAttributed(o, 4, 1, {"LOST"}, false);
+  const std::string uid = o.ranks.at(1).uid;
+  for (const auto& [r, ri] : o.ranks) {
+    if (r != 1) {
+      EXPECT_FALSE(NamesCrimer(ri, uid, {"ERROR CQE"})) << "rank " << r << "\n" << Describe(o);
+    }
+  }
+  EXPECT_EQ(o.launcher_stderr.find("(EI0013)"), std::string::npos) << o.launcher_stderr;
 }
 
 // A rank dies while the others are between ops: HcclGetCommAsyncError reports the loss without
