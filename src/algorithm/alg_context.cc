@@ -14,6 +14,36 @@ Ctx::Ctx(Group& g, Scratch scratch, AlgResult* result, HcclDataType type, HcclRe
       op_(op),
       esize_(DataTypeSize(type)) {
   *result_ = AlgResult();
+  // Borrow the thread's spare vectors (their capacity survives from the last op): an op then
+  // allocates nothing for its bookkeeping. A Ctx nested in another on the thread allocates.
+  Storage& spare = Spare();
+  if (!spare.lent) {
+    spare.lent = true;
+    borrowed_ = true;
+    xfers_.swap(spare.xfers);
+    hdr_sent_.swap(spare.hdr_sent);
+    hdr_recv_.swap(spare.hdr_recv);
+    theirs_.swap(spare.theirs);
+  }
+}
+
+Ctx::~Ctx() {
+  if (!borrowed_) return;
+  Storage& spare = Spare();
+  xfers_.clear();
+  hdr_sent_.clear();  // AttachHeader sizes them on an op's first Flush
+  hdr_recv_.clear();
+  theirs_.clear();
+  xfers_.swap(spare.xfers);
+  hdr_sent_.swap(spare.hdr_sent);
+  hdr_recv_.swap(spare.hdr_recv);
+  theirs_.swap(spare.theirs);
+  spare.lent = false;
+}
+
+Ctx::Storage& Ctx::Spare() {
+  thread_local Storage spare;
+  return spare;
 }
 
 HcclResult Ctx::Begin(bool reduces) {

@@ -41,6 +41,9 @@ class Ctx {
  public:
   Ctx(Group& g, Scratch scratch, AlgResult* result, HcclDataType type,
       HcclReduceOp op = HCCL_REDUCE_SUM);
+  ~Ctx();
+  Ctx(const Ctx&) = delete;
+  Ctx& operator=(const Ctx&) = delete;
 
   // Validates the group, dtype, op (when `reduces`) and that scratch is not freed device memory.
   HcclResult Begin(bool reduces);
@@ -109,6 +112,16 @@ class Ctx {
   // Op header state per member: sent to / received from it yet, and where theirs lands.
   std::vector<uint8_t> hdr_sent_, hdr_recv_;
   std::vector<char> theirs_;
+
+  // The vectors above, kept per thread between ops (empty, with their capacity).
+  struct Storage {
+    std::vector<transport::Xfer> xfers;
+    std::vector<uint8_t> hdr_sent, hdr_recv;
+    std::vector<char> theirs;
+    bool lent = false;
+  };
+  static Storage& Spare();
+  bool borrowed_ = false;
 };
 
 // The algorithm bodies (one file each). Arguments are already validated by collective.cc.

@@ -1,5 +1,6 @@
 #include "comm/communicator.h"
 
+#include <sched.h>
 #include <sys/mman.h>
 #include <unistd.h>
 
@@ -52,10 +53,12 @@ struct BufferUse {
 };
 
 // The user buffers an op reads and writes on this rank, for the up-front range check.
-std::vector<BufferUse> UserBuffers(const OpDesc& op, uint32_t rank, uint32_t nranks) {
+// Fills *out (cleared first; the caller reuses it, so an op allocates nothing here).
+void UserBuffers(const OpDesc& op, uint32_t rank, uint32_t nranks, std::vector<BufferUse>* out) {
   const size_t sz = DataTypeSize(op.dtype);
   const size_t rsz = DataTypeSize(op.recv_dtype);
-  std::vector<BufferUse> uses;
+  std::vector<BufferUse>& uses = *out;
+  uses.clear();
   auto add = [&](const void* p, uint64_t elems, size_t esz, const char* name) {
     if (p != nullptr && elems > 0) uses.push_back({p, static_cast<size_t>(elems * esz), name});
   };
@@ -107,7 +110,6 @@ std::vector<BufferUse> UserBuffers(const OpDesc& op, uint32_t rank, uint32_t nra
     case OpType::kBarrier:
       break;
   }
-  return uses;
 }
 
 aclError StreamErrorFor(OpFailure::Kind kind) {
@@ -124,6 +126,14 @@ aclError StreamErrorFor(OpFailure::Kind kind) {
 }
 
 std::string PtrText(const void* p) { return fmt::format("{}", fmt::ptr(p)); }
+
+// Cores this process may run on.
+size_t UsableCpus() {
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  if (sched_getaffinity(0, sizeof(set), &set) == 0) return static_cast<size_t>(CPU_COUNT(&set));
+  return std::max(1u, std::thread::hardware_concurrency());
+}
 
 // A link the peer closed in order (its bye arrived): the peer gave the op up on purpose.
 bool PeerClosed(transport::Link* link) {
@@ -220,6 +230,15 @@ HcclResult Communicator::Create(const CommOptions& options, std::shared_ptr<Comm
   }
   comm->host_count_ = static_cast<uint32_t>(hosts.size());
   comm->layout_ = alg::HostLayout::FromHostIds(host_of_rank, options.rank);
+  comm->spin_wait_ = comm->layout_.host >= comm->layout_.hosts.size() ||
+                     comm->layout_.hosts[comm->layout_.host].size() <= UsableCpus();
+  for (int t = 0; t <= static_cast<int>(OpType::kBarrier); ++t) {
+    comm->tags_.push_back(
+        fmt::format("{}_{}", OpTypeName(static_cast<OpType>(t)), comm->identifier()));
+  }
+  for (int a = 0; a < static_cast<int>(alg::Algo::kHierarchical); ++a) {
+    comm->alg_types_.push_back(comm->AlgTypeString(static_cast<alg::Algo>(a), alg::HierPlan()));
+  }
   *out = std::move(comm);
   return HCCL_SUCCESS;
 }
@@ -330,7 +349,7 @@ HcclResult Communicator::Enqueue(OpDesc op, rt::Stream* stream, const void* hand
   const alg::Algo algo = PickAlgorithm(op, &plan);
   OpRecord record;
   record.identifier = identifier();
-  record.tag = fmt::format("{}_{}", OpTypeName(op.type), identifier());
+  record.tag = tags_[static_cast<size_t>(op.type)];
   record.user_name = user_name();
   record.type = op.type;
   record.index = next_index_.fetch_add(1);
@@ -344,7 +363,8 @@ HcclResult Communicator::Enqueue(OpDesc op, rt::Stream* stream, const void* hand
   record.device = device();
   record.rank = rank();
   record.nranks = size();
-  record.alg_type = AlgTypeString(algo, plan);
+  record.alg_type = algo == alg::Algo::kHierarchical ? AlgTypeString(algo, plan)
+                                                     : alg_types_[static_cast<size_t>(algo)];
   record.comm_handle = handle;
   record.enqueue_time = WallClock::now();
 
@@ -546,7 +566,9 @@ aclError Communicator::Execute(const OpDesc& op, const OpRecord& record) {
                                  PtrText(ccl_base_));
     return fail(OpFailure::Kind::kCopyFault, HCCL_E_RUNTIME);
   }
-  for (const BufferUse& use : UserBuffers(op, rank(), size())) {
+  thread_local std::vector<BufferUse> uses;
+  UserBuffers(op, rank(), size(), &uses);
+  for (const BufferUse& use : uses) {
     rt::AddrCheck check = rt::DeviceMemory::Instance().Check(use.ptr, use.bytes, false);
     if (check.state == rt::AddrState::kFreed || check.state == rt::AddrState::kOverflow) {
       failure.copy_src = use.ptr;
@@ -585,10 +607,18 @@ aclError Communicator::Execute(const OpDesc& op, const OpRecord& record) {
   alg::Group group;
   group.rank = rank();
   group.size = size();
-  group.links.resize(size(), nullptr);
+  // The comm's link table lends its storage to the group for this op (we hold exec_mu_).
+  struct LinksLoan {
+    std::vector<transport::Link*>& home;
+    std::vector<transport::Link*>& group;
+    ~LinksLoan() { home.swap(group); }
+  } loan{group_links_, group.links};
+  group.links.swap(group_links_);
+  group.links.assign(size(), nullptr);
   for (uint32_t r = 0; r < size(); ++r) {
     if (r != rank()) group.links[r] = transport_->link(r);
   }
+  group.wait.spin = spin_wait_;
   const uint32_t exec_timeout = options_.exec_timeout_s;
   if (exec_timeout > 0) {
     group.wait.deadline = SteadyClock::now() + std::chrono::seconds(exec_timeout);

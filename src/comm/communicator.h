@@ -125,6 +125,16 @@ class Communicator : public std::enable_shared_from_this<Communicator> {
   uint64_t coll_seq_ = 0;  // collectives that reached the check; under exec_mu_
   std::atomic<bool> links_closed_{false};
   std::string closed_reason_;  // under links_mu_
+
+  // Per-op strings built once at creation: the tag of each op type ("AllReduce_<identifier>")
+  // and the AlgType of each flat algorithm (formatting them cost ~1500 instructions per op).
+  std::vector<std::string> tags_;       // by OpType
+  std::vector<std::string> alg_types_;  // by alg::Algo
+  // The group's link table, reused by every op (under exec_mu_) instead of allocated per op.
+  std::vector<transport::Link*> group_links_;
+  // transport::WaitPolicy::spin: off when this host runs more of the comm's ranks than it has
+  // cores (the peer we wait for then usually needs our core).
+  bool spin_wait_ = true;
 };
 
 }  // namespace vigil::comm

@@ -21,6 +21,7 @@
 #include <mutex>
 #include <nlohmann/json.hpp>
 #include <set>
+#include <string_view>
 #include <thread>
 
 #include "bootstrap/socket.h"
@@ -32,6 +33,16 @@
 namespace vigil::dfx {
 
 namespace {
+
+// Orders (identifier, rank) keys whatever string type holds the identifier.
+struct CommKeyLess {
+  using is_transparent = void;
+  template <typename A, typename B>
+  bool operator()(const A& a, const B& b) const {
+    const std::string_view x(a.first), y(b.first);
+    return x < y || (x == y && a.second < b.second);
+  }
+};
 
 using namespace std::chrono_literals;
 
@@ -311,7 +322,7 @@ class Heartbeat::Impl : public comm::OpObserver {
   void OnEnqueue(const comm::OpRecord&) override {}
   void OnStart(const comm::OpRecord& op) override {
     std::lock_guard<std::mutex> lock(mu_);
-    auto it = by_id_.find({op.identifier, op.rank});
+    auto it = by_id_.find(std::pair<std::string_view, uint32_t>{op.identifier, op.rank});
     if (it == by_id_.end()) return;
     CommEntry& e = *it->second;
     ++e.in;
@@ -327,7 +338,7 @@ class Heartbeat::Impl : public comm::OpObserver {
       link_failed_ops_.insert({op.identifier, op.index});
       if (link_failed_ops_.size() > 1024) link_failed_ops_.erase(link_failed_ops_.begin());
     }
-    auto it = by_id_.find({op.identifier, op.rank});
+    auto it = by_id_.find(std::pair<std::string_view, uint32_t>{op.identifier, op.rank});
     if (it == by_id_.end()) return;
     ++it->second->out;
   }
@@ -1141,7 +1152,8 @@ class Heartbeat::Impl : public comm::OpObserver {
 
   std::mutex mu_;
   std::vector<std::shared_ptr<CommEntry>> comms_;
-  std::map<std::pair<std::string, uint32_t>, std::shared_ptr<CommEntry>> by_id_;
+  // (identifier, rank); looked up per op with a string_view key, so without allocating.
+  std::map<std::pair<std::string, uint32_t>, std::shared_ptr<CommEntry>, CommKeyLess> by_id_;
   std::map<std::string, std::set<std::string>> members_of_;  // identifier -> uids (kept)
   std::map<std::string, std::string> endpoint_of_uid_;
   std::set<std::string> exited_;  // uids whose process is known gone (PeerExited)

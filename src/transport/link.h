@@ -152,6 +152,9 @@ struct Xfer {
 struct WaitPolicy {
   SteadyClock::time_point deadline = SteadyClock::time_point::max();  // HCCL_EXEC_TIMEOUT
   const std::atomic<int>* abort = nullptr;  // non-zero: give up with that HcclResult
+  // Spin briefly before yielding when idle. Off when this host runs more ranks than it has
+  // cores: the peer we wait for then usually needs our core, and spinning only delays it.
+  bool spin = true;
 };
 
 struct ProgressError {

@@ -52,7 +52,8 @@ HcclResult Link::TrySend2(const void* a, size_t na, const void* b, size_t nb, si
 namespace {
 
 // Idle waiting, in three phases. A peer on another core publishes within a few hundred
-// nanoseconds of being ready, so first spin briefly. Then poll with sched_yield(): with more
+// nanoseconds of being ready, so first spin briefly (unless WaitPolicy::spin is off: more ranks
+// than cores). Then poll with sched_yield(): with more
 // ranks than cores (the usual case on a shared host) the peer we wait for is often runnable on
 // our own core, and yielding hands it the CPU at the cost of a syscall instead of a futex
 // sleep and wake-up (two context switches and a syscall on the waker's side). OpenMPI's vader
@@ -280,7 +281,7 @@ HcclResult ProgressAll(std::vector<Xfer>& xfers, const WaitPolicy& wait, Progres
       idle = true;
       idle_since = now;
     }
-    if (now - idle_since < kSpin) {
+    if (wait.spin && now - idle_since < kSpin) {
       for (int k = 0; k < 32; ++k) VIGIL_CPU_RELAX();
       continue;
     }
