@@ -1,5 +1,6 @@
 #include "api/hccl_api_util.h"
 
+#include <atomic>
 #include <mutex>
 #include <unordered_map>
 
@@ -24,11 +25,16 @@ std::unordered_map<const void*, CommHandle*>& Handles() {
 }  // namespace
 
 HcclResult EnsureProcessReady(std::string_view api) {
-  static std::once_flag once;
-  std::call_once(once, [] {
-    log::EchoEnvOnce();
-    dfx::InstallTaskExceptionHandler();
-  });
+  // Called by every op: after the first call, one atomic load instead of std::call_once.
+  static std::atomic<bool> ready{false};
+  if (!ready.load(std::memory_order_acquire)) {
+    static std::once_flag once;
+    std::call_once(once, [] {
+      log::EchoEnvOnce();
+      dfx::InstallTaskExceptionHandler();
+    });
+    ready.store(true, std::memory_order_release);
+  }
   if (!EnvLoadError().empty()) {
     static std::once_flag screen_once;
     std::call_once(screen_once, [] {

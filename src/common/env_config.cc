@@ -4,6 +4,7 @@
 #include <pwd.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <cerrno>
 #include <cstdlib>
 #include <limits>
@@ -311,6 +312,10 @@ EnvHolder& Holder() {
 
 EnvHolder& LoadedHolder() {
   EnvHolder& h = Holder();
+  // Read on every op (algorithm choice, entry log): after the first load, one atomic load
+  // instead of std::call_once (thread-local bookkeeping and pthread_once on every call).
+  static std::atomic<bool> ready{false};
+  if (ready.load(std::memory_order_acquire)) return h;
   static std::once_flag once;
   std::call_once(once, [&h] {
     std::lock_guard<std::mutex> lock(h.mu);
@@ -319,6 +324,7 @@ EnvHolder& LoadedHolder() {
       h.loaded = true;
     }
   });
+  ready.store(true, std::memory_order_release);
   return h;
 }
 
