@@ -19,6 +19,7 @@ HcclResult RingAllReduce(Ctx& c, const char* send, char* recv, uint64_t count) {
   char* slot = c.Slot(0);
 
   HcclResult hr = HCCL_SUCCESS;
+  c.LendSends();  // every step pairs the send with next's receive of it (shm single copy)
   for (uint32_t s = 0; s + 1 < p; ++s) {
     const uint32_t sb = (r + p - s) % p;          // partial we pass on (our own input at s=0)
     const uint32_t rb = (r + 2 * p - s - 1) % p;  // block we add our input to

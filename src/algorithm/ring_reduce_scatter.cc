@@ -21,6 +21,9 @@ HcclResult RingReduceScatterV(Ctx& c, const char* send, const uint64_t* counts,
   for (uint32_t j = 0; j < p; ++j) span = std::max(span, counts[j]);
 
   HcclResult hr = HCCL_SUCCESS;
+  // Every step pairs the send with next's receive of it: lent (shm single copy), next reads the
+  // partial in place. The slot lent at step s is received into at step s+1, after the read.
+  c.LendSends();
   for (uint64_t off = 0; off < span; off += piece) {
     for (uint32_t s = 0; s + 1 < p; ++s) {
       // Step s: pass on the partial of block (r-s-1), receive the partial of block (r-s-2).
