@@ -9,6 +9,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <cstdio>
 #include <cstring>
 #include <deque>
@@ -102,6 +103,9 @@ VmaId FindVma(uintptr_t addr) {
 struct DeviceMemory::Impl {
   mutable std::shared_mutex mu;
   std::map<uintptr_t, LiveAlloc> live;
+  // Bumped (under the exclusive lock) whenever `live` changes: a thread's cached live hits
+  // (LiveHits) are valid while it is unchanged.
+  std::atomic<uint64_t> live_gen{1};
   std::map<uintptr_t, FreedAlloc> freed;
   std::deque<std::pair<uintptr_t, uint64_t>> freed_order;  // oldest first
   uint64_t freed_seq = 0;
@@ -153,10 +157,44 @@ struct DeviceMemory::Impl {
 
   // with_purpose=false leaves check.purpose empty: the per-copy guard needs only the state, and
   // copying a purpose longer than the short-string buffer allocated on every copy.
+  // The last live allocations this thread's checks hit: the per-op guards check the same few
+  // buffers (user buffers, CCL buffer) again and again, ~10 times per small op.
+  struct LiveHit {
+    uint64_t gen = 0;  // live_gen when cached; 0 never matches
+    uintptr_t base = 0, alloc_end = 0, map_end = 0;
+    size_t size = 0;
+    int32_t device = -1;
+  };
+  struct LiveHits {
+    LiveHit slot[4];
+    unsigned next = 0;
+  };
+  static LiveHits& Hits() {
+    thread_local LiveHits hits;
+    return hits;
+  }
+
   AddrCheck CheckLocked(const void* ptr, size_t size, bool with_purpose = true) const {
     AddrCheck check;
     const uintptr_t p = reinterpret_cast<uintptr_t>(ptr);
     const uintptr_t end = EndOf(p, size == 0 ? 1 : size);
+    // The caller holds mu (shared at least), so live_gen cannot move under us.
+    const uint64_t gen = live_gen.load(std::memory_order_relaxed);
+    auto fill = [&](uintptr_t base, uintptr_t alloc_end, size_t alloc_size, int32_t device) {
+      check.state = (p < alloc_end && end <= alloc_end) ? AddrState::kLive : AddrState::kOverflow;
+      check.device = device;
+      check.alloc_base = base;
+      check.alloc_size = alloc_size;
+    };
+    LiveHits& hits = Hits();
+    if (!with_purpose) {
+      for (const LiveHit& h : hits.slot) {
+        if (h.gen == gen && p >= h.base && p < h.map_end) {
+          fill(h.base, h.alloc_end, h.size, h.device);
+          return check;
+        }
+      }
+    }
     auto it = live.upper_bound(p);
     if (it != live.begin()) {
       --it;
@@ -165,11 +203,9 @@ struct DeviceMemory::Impl {
       const uintptr_t alloc_end = EndOf(it->first, a.size);
       const uintptr_t map_end = EndOf(it->first, std::max(a.size, a.map_len));
       if (p < map_end) {
-        check.state = (p < alloc_end && end <= alloc_end) ? AddrState::kLive : AddrState::kOverflow;
-        check.device = a.device;
-        check.alloc_base = it->first;
-        check.alloc_size = a.size;
+        fill(it->first, alloc_end, a.size, a.device);
         if (with_purpose) check.purpose = a.purpose;
+        hits.slot[hits.next++ % 4] = LiveHit{gen, it->first, alloc_end, map_end, a.size, a.device};
         return check;
       }
     }
@@ -274,6 +310,7 @@ aclError DeviceMemory::Alloc(int32_t device, size_t size, void** out, const std:
     std::unique_lock<std::shared_mutex> lock(m.mu);
     m.DropFreedOverlapping(base, EndOf(base, map_len));
     m.live[base] = LiveAlloc{size, map_len, device, purpose};
+    m.live_gen.fetch_add(1, std::memory_order_relaxed);
   }
   *out = p;
   return ACL_SUCCESS;
@@ -311,6 +348,7 @@ aclError DeviceMemory::Free(void* ptr) {
   }
   LiveAlloc a = std::move(it->second);
   m.live.erase(it);
+  m.live_gen.fetch_add(1, std::memory_order_relaxed);
   m.used[a.device] -= a.size;
   // Release the pages but keep the range reserved while its freed record exists.
   void* r = mmap(ptr, a.map_len, PROT_NONE, MAP_FIXED | MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE,
@@ -356,6 +394,7 @@ aclError DeviceMemory::Register(int32_t device, void* ptr, size_t size, const st
   used += size;
   m.DropFreedOverlapping(base, EndOf(base, size));
   m.live[base] = LiveAlloc{size, 0, device, purpose};
+  m.live_gen.fetch_add(1, std::memory_order_relaxed);
   return ACL_SUCCESS;
 }
 
@@ -370,6 +409,7 @@ aclError DeviceMemory::Unregister(void* ptr) {
   }
   LiveAlloc a = std::move(it->second);
   m.live.erase(it);
+  m.live_gen.fetch_add(1, std::memory_order_relaxed);
   m.used[a.device] -= a.size;
   // The caller unmaps it; the freed record makes in-flight copies into it fail cleanly.
   FreedAlloc rec{a.size, 0, a.device, std::move(a.purpose), 0, FindVma(reinterpret_cast<uintptr_t>(ptr))};
@@ -390,6 +430,7 @@ aclError DeviceMemory::UnregisterAndUnmap(void* ptr) {
   }
   LiveAlloc a = std::move(it->second);
   m.live.erase(it);
+  m.live_gen.fetch_add(1, std::memory_order_relaxed);
   m.used[a.device] -= a.size;
   const size_t page = PageSize();
   const size_t map_len = (a.size + page - 1) / page * page;

@@ -7,6 +7,7 @@
 #include <sys/mman.h>
 
 #include <atomic>
+#include <chrono>
 #include <cstring>
 #include <thread>
 #include <vector>
@@ -122,6 +123,48 @@ TEST_F(DeviceMemoryTest, CopyIntoFreedMemoryFaultsAndCopiesNothing) {
 
   // A host range that only overlaps the freed range's tail is caught too.
   EXPECT_EQ(mem.Check(static_cast<char*>(p) - 8, 16).state, AddrState::kFreed);
+}
+
+// The per-op guards (with_purpose=false, CheckedCopy) remember each thread's last live hits;
+// a Free or Unregister between two guards must show at once, on every thread.
+TEST_F(DeviceMemoryTest, RepeatedGuardsSeeAFreeAtOnce) {
+  void* p = nullptr;
+  ASSERT_EQ(mem.Alloc(0, 4096, &p, "user"), ACL_SUCCESS);
+  std::vector<char> host(64, 'z');
+  CopyFault fault;
+  for (int i = 0; i < 3; ++i) {
+    EXPECT_EQ(mem.Check(p, 64, false).state, AddrState::kLive);
+    EXPECT_EQ(mem.CheckedCopy(p, host.data(), 64, &fault), ACL_SUCCESS);
+  }
+  EXPECT_EQ(mem.Check(p, 8192, false).state, AddrState::kOverflow);  // same allocation, too long
+  ASSERT_EQ(mem.Free(p), ACL_SUCCESS);
+  EXPECT_EQ(mem.Check(p, 64, false).state, AddrState::kFreed);
+  EXPECT_EQ(mem.CheckedCopy(p, host.data(), 64, &fault), ACL_ERROR_RT_SYS_DMA);
+  EXPECT_EQ(fault.check.state, AddrState::kFreed);
+
+  // Registered memory, checked from another thread before and after the Unregister.
+  const size_t len = 64 << 10;
+  void* shm = mmap(nullptr, len, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+  ASSERT_NE(shm, MAP_FAILED);
+  ASSERT_EQ(mem.Register(0, shm, len, "CCL buffer"), ACL_SUCCESS);
+  std::atomic<int> stage{0};
+  AddrState before = AddrState::kHost, after = AddrState::kHost;
+  std::thread other([&] {
+    mem.Check(shm, 16, false);
+    before = mem.Check(shm, 16, false).state;
+    stage.store(1);
+    const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+    while (stage.load() != 2 && std::chrono::steady_clock::now() < until) std::this_thread::yield();
+    after = mem.Check(shm, 16, false).state;
+  });
+  const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+  while (stage.load() != 1 && std::chrono::steady_clock::now() < until) std::this_thread::yield();
+  ASSERT_EQ(mem.Unregister(shm), ACL_SUCCESS);
+  stage.store(2);
+  other.join();
+  EXPECT_EQ(before, AddrState::kLive);
+  EXPECT_EQ(after, AddrState::kFreed);
+  munmap(shm, len);
 }
 
 TEST_F(DeviceMemoryTest, CopyPastTheEndOfAnAllocationOverflows) {
