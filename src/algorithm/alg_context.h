@@ -154,6 +154,9 @@ HcclResult PairwiseAlltoAllV(Ctx& c, const char* send, const uint64_t* send_coun
 HcclResult DisseminationBarrier(Ctx& c);
 HcclResult BatchSendRecv(Ctx& c, const std::vector<P2pItem>& items);
 
+// Largest piece of the full-mesh reduce-scatter when every link is shared memory.
+constexpr size_t kShmMeshPieceBytes = 256u << 10;
+
 // Up to this size the full-mesh AllReduce is one round (every rank reduces every vector).
 constexpr size_t kOneShotBytes = 512;
 

@@ -72,8 +72,12 @@ HcclResult MeshReduceScatterBlocks(Ctx& c, const char* send, char* out, const Bl
   const uint32_t p = c.size();
   const uint32_t r = c.rank();
   const size_t es = c.esize();
-  const uint64_t piece = c.PieceElems(p - 1);
+  uint64_t piece = c.PieceElems(p - 1);
   if (piece == 0) return c.Fail(HCCL_E_PARA, "scratch smaller than one element per peer");
+  // On shm, pieces small enough that the slots just read stay in cache for the fold: more
+  // rounds, but measured 1.1x faster at 8-16 MiB and 1.3-1.7x at 64 MiB than 1 MiB pieces (equal
+  // at 2 MiB). Every rank of a group decides alike (both ends of a link agree on its type).
+  if (c.AllLinksShm()) piece = std::max<uint64_t>(1, std::min(piece, kShmMeshPieceBytes / es));
   const char* mine = send + blk.Off(r) * es;
   HcclResult hr = HCCL_SUCCESS;
   // Lent (shm single copy): each peer reads its piece of block j straight from `send` into its
