@@ -278,6 +278,7 @@ bool EnvConfig::Load(std::string* error) {
     return v == "shm" || v == "tcp" ? std::string() : std::string("one of shm, tcp");
   });
   l.Bool("VIGIL_SHM_SINGLE_COPY", &shm_single_copy);
+  l.Bytes("VIGIL_TCP_LOOPBACK_SOCKBUF", &tcp_loopback_sockbuf, 0);
   l.String("VIGIL_FAULT", &fault, [](const std::string&) { return std::string(); });
 
   if (invalid.empty()) {

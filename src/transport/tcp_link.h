@@ -15,6 +15,10 @@ namespace vigil::transport {
 constexpr size_t kTcpChunk = 256u << 10;
 constexpr size_t kQpDepthBytes = 1u << 20;  // device memory charged per QP (EI0011)
 
+// SO_SNDBUF/SO_RCVBUF for a link's data sockets: VIGIL_TCP_LOOPBACK_SOCKBUF when both ends share a
+// host, else 0 (the kernel's autotuning).
+int LoopbackSockBuf(const Endpoint& local, const Endpoint& remote);
+
 // The send timeout derived from HCCL_RDMA_TIMEOUT / HCCL_RDMA_RETRY_CNT.
 std::chrono::milliseconds TcpSendTimeout(uint32_t rdma_timeout, uint32_t retry_cnt);
 

@@ -16,6 +16,7 @@
 #include "bootstrap/socket.h"
 #include "runtime/device_memory.h"
 #include "transport/link.h"
+#include "transport/tcp_link.h"
 
 namespace vigil::transport {
 namespace {
@@ -659,6 +660,48 @@ TEST_F(ConnectTest, SingleCopyOffFallsBackToTheRings) {
               2u);
   }
   unsetenv("VIGIL_SHM_SINGLE_COPY");
+  log::ResetForTesting();
+}
+
+// TCP links inside one host (loopback) get VIGIL_TCP_LOOPBACK_SOCKBUF socket buffers; links
+// between hosts (or with no host identity) leave them to the kernel. A value below the 64 KiB
+// floor is raised to it (a tinier window stalls loopback TCP), and striped data arrives intact.
+TEST_F(ConnectTest, LoopbackSocketBuffers) {
+  Endpoint a, b;
+  a.host_id = "host-a";
+  b.host_id = "host-a";
+  EXPECT_EQ(LoopbackSockBuf(a, b), 128 << 10);  // the default
+  b.host_id = "host-b";
+  EXPECT_EQ(LoopbackSockBuf(a, b), 0);
+  a.host_id.clear();
+  b.host_id.clear();
+  EXPECT_EQ(LoopbackSockBuf(a, b), 0);
+  a.host_id = b.host_id = "host-a";
+  SetEnv("VIGIL_TCP_LOOPBACK_SOCKBUF", "0");
+  EXPECT_EQ(LoopbackSockBuf(a, b), 0);
+  SetEnv("VIGIL_TCP_LOOPBACK_SOCKBUF", "1K");
+  EXPECT_EQ(LoopbackSockBuf(a, b), 64 << 10);  // raised to the floor
+  {
+    Ranks ranks(2, Mode{true, 3});
+    ranks.ConnectAll();
+    const size_t size = (3u << 20) + 5;
+    std::vector<std::vector<uint8_t>> got(2, std::vector<uint8_t>(size));
+    std::vector<std::thread> th;
+    for (int r = 0; r < 2; ++r) {
+      th.emplace_back([&, r] {
+        std::vector<uint8_t> mine = Pattern(static_cast<uint32_t>(r + 77), size);
+        Link* l = ranks.ts[r]->link(1 - r);
+        std::vector<Xfer> x{{l, true, mine.data(), size}, {l, false, got[r].data(), size}};
+        ProgressError err;
+        EXPECT_EQ(Progress(x, Within(30s), &err), HCCL_SUCCESS) << err.reason;
+      });
+    }
+    for (auto& t : th) t.join();
+    for (int r = 0; r < 2; ++r) {
+      EXPECT_TRUE(got[r] == Pattern(static_cast<uint32_t>(1 - r + 77), size)) << "rank " << r;
+    }
+  }
+  unsetenv("VIGIL_TCP_LOOPBACK_SOCKBUF");
   log::ResetForTesting();
 }
 
