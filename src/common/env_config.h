@@ -49,9 +49,9 @@ struct EnvConfig {
   // sender's buffer (process_vm_readv) when the kernel allows it; 0 = always through the rings.
   bool shm_single_copy = true;
   // VIGIL_TCP_LOOPBACK_SOCKBUF, bytes (K/M suffix): SO_SNDBUF/SO_RCVBUF of the data sockets of a
-  // TCP link whose two ends share a host (raised to 64K at least); 0 = the kernel's autotuning.
-  // Links between hosts always autotune.
-  uint64_t tcp_loopback_sockbuf = 128u << 10;
+  // TCP link whose two ends share a host (raised to 64K at least); 0 (the default) = the kernel's
+  // autotuning. Links between hosts always autotune.
+  uint64_t tcp_loopback_sockbuf = 0;
 
   struct Echo {
     std::string name;

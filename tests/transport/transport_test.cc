@@ -670,7 +670,9 @@ TEST_F(ConnectTest, LoopbackSocketBuffers) {
   Endpoint a, b;
   a.host_id = "host-a";
   b.host_id = "host-a";
-  EXPECT_EQ(LoopbackSockBuf(a, b), 128 << 10);  // the default
+  EXPECT_EQ(LoopbackSockBuf(a, b), 0);  // the default: the kernel's autotuning
+  SetEnv("VIGIL_TCP_LOOPBACK_SOCKBUF", "128K");
+  EXPECT_EQ(LoopbackSockBuf(a, b), 128 << 10);
   b.host_id = "host-b";
   EXPECT_EQ(LoopbackSockBuf(a, b), 0);
   a.host_id.clear();
