@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <atomic>
 #include <cstring>
+#include <functional>
 #include <mutex>
 #include <thread>
 
@@ -170,6 +171,25 @@ class Ranks {
   std::vector<Endpoint> eps;
 };
 
+// Ranks 0 and 1 of `ranks` send each other `size` bytes of Pattern(seed(r)) at once, each in one
+// Progress of a send and a receive; returns what each received.
+std::vector<std::vector<uint8_t>> ExchangePair(Ranks& ranks, size_t size,
+                                               const std::function<uint32_t(int)>& seed) {
+  std::vector<std::vector<uint8_t>> got(2, std::vector<uint8_t>(size));
+  std::vector<std::thread> th;
+  for (int r = 0; r < 2; ++r) {
+    th.emplace_back([&, r] {
+      std::vector<uint8_t> mine = Pattern(seed(r), size);
+      Link* l = ranks.ts[r]->link(1 - r);
+      std::vector<Xfer> x{{l, true, mine.data(), size}, {l, false, got[r].data(), size}};
+      ProgressError err;
+      EXPECT_EQ(Progress(x, Within(30s), &err), HCCL_SUCCESS) << err.reason;
+    });
+  }
+  for (auto& t : th) t.join();
+  return got;
+}
+
 class LinkTest : public EnvTest, public ::testing::WithParamInterface<Mode> {};
 
 TEST_P(LinkTest, PairIntegrityBidirectional) {
@@ -184,19 +204,8 @@ TEST_P(LinkTest, PairIntegrityBidirectional) {
   const std::vector<size_t> sizes = {
       0, 1, 7, 4095, 4096, 65537, 262144, 262145, (1u << 20) + 3, 4u << 20, (9u << 20) + 5};
   for (size_t size : sizes) {
-    std::vector<std::vector<uint8_t>> got(2);
-    std::vector<std::thread> th;
-    for (int r = 0; r < 2; ++r) {
-      th.emplace_back([&, r] {
-        std::vector<uint8_t> mine = Pattern(static_cast<uint32_t>(r * 1000 + size), size);
-        got[r].assign(size, 0);
-        Link* l = ranks.ts[r]->link(1 - r);
-        std::vector<Xfer> x{{l, true, mine.data(), size}, {l, false, got[r].data(), size}};
-        ProgressError err;
-        EXPECT_EQ(Progress(x, Within(30s), &err), HCCL_SUCCESS) << err.reason;
-      });
-    }
-    for (auto& t : th) t.join();
+    std::vector<std::vector<uint8_t>> got =
+        ExchangePair(ranks, size, [size](int r) { return static_cast<uint32_t>(r * 1000 + size); });
     for (int r = 0; r < 2; ++r) {
       ASSERT_TRUE(got[r] == Pattern(static_cast<uint32_t>((1 - r) * 1000 + size), size))
           << "size " << size << " rank " << r;
@@ -687,18 +696,8 @@ TEST_F(ConnectTest, LoopbackSocketBuffers) {
     Ranks ranks(2, Mode{true, 3});
     ranks.ConnectAll();
     const size_t size = (3u << 20) + 5;
-    std::vector<std::vector<uint8_t>> got(2, std::vector<uint8_t>(size));
-    std::vector<std::thread> th;
-    for (int r = 0; r < 2; ++r) {
-      th.emplace_back([&, r] {
-        std::vector<uint8_t> mine = Pattern(static_cast<uint32_t>(r + 77), size);
-        Link* l = ranks.ts[r]->link(1 - r);
-        std::vector<Xfer> x{{l, true, mine.data(), size}, {l, false, got[r].data(), size}};
-        ProgressError err;
-        EXPECT_EQ(Progress(x, Within(30s), &err), HCCL_SUCCESS) << err.reason;
-      });
-    }
-    for (auto& t : th) t.join();
+    std::vector<std::vector<uint8_t>> got =
+        ExchangePair(ranks, size, [](int r) { return static_cast<uint32_t>(r + 77); });
     for (int r = 0; r < 2; ++r) {
       EXPECT_TRUE(got[r] == Pattern(static_cast<uint32_t>(1 - r + 77), size)) << "rank " << r;
     }
