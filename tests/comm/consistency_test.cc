@@ -42,6 +42,12 @@ HeadVerdict Deliver(P2pHeader& to, uint32_t from, P2pHeader& sender, uint32_t to
   return mine->hook.on_head(mine->hook.ctx, from, head);
 }
 
+// What collective rank `from` (header sender) sends its neighbour, handed to `to`'s hook.
+HeadVerdict Deliver(FingerprintHeader& to, uint32_t from, FingerprintHeader& sender) {
+  alg::OpHeader* mine = to.header();
+  return mine->hook.on_head(mine->hook.ctx, from, sender.header()->mine);
+}
+
 TEST(P2pConsistency, MatchingSendAndRecvPass) {
   P2pHeader a(P2p(OpType::kSend, {Item(true, 256, HCCL_DATA_TYPE_FP32, 1)}), 2, 0, 2);
   P2pHeader b(P2p(OpType::kRecv, {Item(false, 256, HCCL_DATA_TYPE_FP32, 0)}), 2, 1, 2);
@@ -79,11 +85,11 @@ TEST(P2pConsistency, CountMismatchNamesBothSidesOnBothRanks) {
 TEST(P2pConsistency, BatchDtypeMismatchInTheReverseDirection) {
   // Both ranks send to and receive from each other; rank 1 sends int32 where rank 0 expects
   // float32.
-  P2pHeader a(P2p(OpType::kBatchSendRecv, {Item(true, 8, HCCL_DATA_TYPE_FP32, 1),
-                                           Item(false, 8, HCCL_DATA_TYPE_FP32, 1)}),
+  P2pHeader a(P2p(OpType::kBatchSendRecv,
+                  {Item(true, 8, HCCL_DATA_TYPE_FP32, 1), Item(false, 8, HCCL_DATA_TYPE_FP32, 1)}),
               5, 0, 2);
-  P2pHeader b(P2p(OpType::kBatchSendRecv, {Item(true, 8, HCCL_DATA_TYPE_INT32, 0),
-                                           Item(false, 8, HCCL_DATA_TYPE_FP32, 0)}),
+  P2pHeader b(P2p(OpType::kBatchSendRecv,
+                  {Item(true, 8, HCCL_DATA_TYPE_INT32, 0), Item(false, 8, HCCL_DATA_TYPE_FP32, 0)}),
               5, 1, 2);
   EXPECT_EQ(Deliver(a, 1, b, 0), HeadVerdict::kFail);
   const ConsistencyResult& r = a.result();
@@ -107,11 +113,11 @@ TEST(P2pConsistency, UnmatchedSendAndLaterItemsDiffer) {
   EXPECT_EQ(a.result().what.remote, "0 recv");
   EXPECT_EQ(a.result().remote_desc, "Send with no recv from rank[0] index[1]");
   // Two items each way whose second items differ: only the hash can tell.
-  P2pHeader c(P2p(OpType::kBatchSendRecv, {Item(true, 4, HCCL_DATA_TYPE_FP32, 1),
-                                           Item(true, 4, HCCL_DATA_TYPE_FP32, 1)}),
+  P2pHeader c(P2p(OpType::kBatchSendRecv,
+                  {Item(true, 4, HCCL_DATA_TYPE_FP32, 1), Item(true, 4, HCCL_DATA_TYPE_FP32, 1)}),
               1, 0, 2);
-  P2pHeader d(P2p(OpType::kBatchSendRecv, {Item(false, 4, HCCL_DATA_TYPE_FP32, 0),
-                                           Item(false, 8, HCCL_DATA_TYPE_FP32, 0)}),
+  P2pHeader d(P2p(OpType::kBatchSendRecv,
+                  {Item(false, 4, HCCL_DATA_TYPE_FP32, 0), Item(false, 8, HCCL_DATA_TYPE_FP32, 0)}),
               1, 1, 2);
   EXPECT_EQ(Deliver(d, 0, c, 1), HeadVerdict::kFail);
   EXPECT_EQ(d.result().what.parameter, "counts");
@@ -128,8 +134,8 @@ TEST(P2pConsistency, CheckOffHoldsInsteadOfFailing) {
 }
 
 TEST(P2pConsistency, NoRemotePeerNoHeader) {
-  P2pHeader a(P2p(OpType::kBatchSendRecv, {Item(true, 4, HCCL_DATA_TYPE_FP32, 0),
-                                           Item(false, 4, HCCL_DATA_TYPE_FP32, 0)}),
+  P2pHeader a(P2p(OpType::kBatchSendRecv,
+                  {Item(true, 4, HCCL_DATA_TYPE_FP32, 0), Item(false, 4, HCCL_DATA_TYPE_FP32, 0)}),
               1, 0, 2);
   EXPECT_EQ(a.header(), nullptr);
 }
@@ -142,22 +148,21 @@ TEST(CollectiveConsistency, HeldMismatchIsNamedWhenTheOpFailsFirst) {
   const OpDesc ag = Coll(OpType::kAllGather, 256);
   FingerprintHeader r0(MakeFingerprint(ar, 2, 2, 0), 0, 4);
   FingerprintHeader r1(MakeFingerprint(ag, 2, 2, 1), 1, 4);
-  alg::OpHeader* h1 = r1.header();
-  ASSERT_NE(h1, nullptr);
-  EXPECT_EQ(h1->hook.on_head(h1->hook.ctx, 0, r0.header()->mine), HeadVerdict::kHold);
+  ASSERT_NE(r1.header(), nullptr);
+  EXPECT_EQ(Deliver(r1, 0, r0), HeadVerdict::kHold);
   EXPECT_FALSE(r1.result().mismatch);
   r1.SettleAfterFailure();
   ASSERT_TRUE(r1.result().mismatch);
   EXPECT_EQ(r1.result().what.parameter, "opType");
-  EXPECT_EQ(r1.result().remote_desc.rfind("AllReduce count[256]", 0), 0u) << r1.result().remote_desc;
+  EXPECT_EQ(r1.result().remote_desc.rfind("AllReduce count[256]", 0), 0u)
+      << r1.result().remote_desc;
 
   // Nothing held, or the check off: nothing to name.
   FingerprintHeader quiet(MakeFingerprint(ag, 2, 2, 1), 1, 4);
   quiet.SettleAfterFailure();
   EXPECT_FALSE(quiet.result().mismatch);
   FingerprintHeader off(MakeFingerprint(ag, 2, 2, 1), 1, 4, /*report=*/false);
-  alg::OpHeader* ho = off.header();
-  EXPECT_EQ(ho->hook.on_head(ho->hook.ctx, 0, r0.header()->mine), HeadVerdict::kHold);
+  EXPECT_EQ(Deliver(off, 0, r0), HeadVerdict::kHold);
   off.SettleAfterFailure();
   EXPECT_FALSE(off.result().mismatch);
 }
@@ -168,9 +173,8 @@ TEST(CollectiveConsistency, OpMismatchGivesHcclsTagCmdTypeAndOpFields) {
   // Two ranks: each is the other's prev and next.
   FingerprintHeader r0(MakeFingerprint(ar, 2, 2, 0), 0, 2);
   FingerprintHeader r1(MakeFingerprint(ag, 2, 2, 1), 1, 2);
-  alg::OpHeader* h0 = r0.header();
-  ASSERT_NE(h0, nullptr);
-  EXPECT_EQ(h0->hook.on_head(h0->hook.ctx, 1, r1.header()->mine), HeadVerdict::kFail);
+  ASSERT_NE(r0.header(), nullptr);
+  EXPECT_EQ(Deliver(r0, 1, r1), HeadVerdict::kFail);
   const ConsistencyResult& r = r0.result();
   EXPECT_EQ(r.what.parameter, "opType");
   EXPECT_EQ(r.local_desc.rfind("AllReduce count[256] dataType[float32] reduceType[sum]", 0), 0u);
