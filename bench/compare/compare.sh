@@ -20,7 +20,9 @@
 # MAX_BYTES (64M), RUN_TIMEOUT (s per run, 240), REPEAT (rounds, 1; the summary keeps each
 # size's best round: on a shared machine that filters out other jobs' load), OUT (results
 # folder), BUILD (build folder), VIGIL (a built vigil binary; VIGIL_REV names its source),
-# SERIES (space-separated subset of the series names).
+# SERIES (space-separated subset of the series names), TOOLS (subset of the runs above:
+# "vigil-shm ompi-shm vigil-tcp ompi-tcp gloo"; e.g. TOOLS="vigil-shm ompi-shm" for a quick
+# look at one target; the summary shows "—" for what did not run).
 set -uo pipefail
 
 HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
@@ -37,6 +39,8 @@ OUT="${OUT:-$BUILD/results-$(date +%Y%m%d-%H%M%S)}"
 SERIES="${SERIES:-allreduce-lat allreduce allgather reducescatter broadcast alltoall}"
 JOBS="${JOBS:-2}"
 REPEAT="${REPEAT:-1}"   # rounds of every run; the summary keeps each size's best round
+TOOLS="${TOOLS:-vigil-shm ompi-shm vigil-tcp ompi-tcp gloo}"
+want() { [[ " $TOOLS " == *" $1 "* ]]; }
 
 log() { printf '[compare] %s\n' "$*" >&2; }
 
@@ -126,11 +130,13 @@ for series in $SERIES; do
   for rep in $(seq 1 "$REPEAT"); do
     log "== $series (round $rep of $REPEAT)"
     r=".r$rep"
-    vigil_run "${series}__vigil-shm$r" shm "$op" "${sizes[@]}"
-    run "${series}__ompi-shm$r" -- "${MPIRUN[@]}" "$BIN/mpi_bench" "$op" "${sizes[@]}" --label ompi-shm
-    vigil_run "${series}__vigil-tcp$r" tcp "$op" "${sizes[@]}"
-    run "${series}__ompi-tcp$r" -- "${MPIRUN[@]}" --mca pml ob1 --mca btl tcp,self \
-        "$BIN/mpi_bench" "$op" "${sizes[@]}" --label ompi-tcp
+    want vigil-shm && vigil_run "${series}__vigil-shm$r" shm "$op" "${sizes[@]}"
+    want ompi-shm && run "${series}__ompi-shm$r" -- "${MPIRUN[@]}" "$BIN/mpi_bench" "$op" \
+        "${sizes[@]}" --label ompi-shm
+    want vigil-tcp && vigil_run "${series}__vigil-tcp$r" tcp "$op" "${sizes[@]}"
+    want ompi-tcp && run "${series}__ompi-tcp$r" -- "${MPIRUN[@]}" --mca pml ob1 \
+        --mca btl tcp,self "$BIN/mpi_bench" "$op" "${sizes[@]}" --label ompi-tcp
+    want gloo || continue
     case "$op" in
       allreduce)
         gloo_run "${series}__gloo-ring$r" "$op" --algo ring "${sizes[@]}"
@@ -148,7 +154,7 @@ cat >"$OUT/meta.json" <<EOF
 {"nranks": $RANKS, "date": "$(date -Is)", "host": "$(hostname)", "cpus": "$(nproc)",
  "load_before": "$LOAD_BEFORE", "load_after": "$LOAD_AFTER",
  "vigil": "$VIGIL_VER (heartbeat and flight recorder on)", "openmpi": "$OMPI_VER", "gloo": "libgloo-dev $GLOO_VER",
- "command": "RANKS=$RANKS REPEAT=$REPEAT LAT_ITERS=$LAT_ITERS BW_ITERS=$BW_ITERS MAX_BYTES=$MAX_BYTES bench/compare/compare.sh"}
+ "command": "TOOLS=\\"$TOOLS\\" RANKS=$RANKS REPEAT=$REPEAT LAT_ITERS=$LAT_ITERS BW_ITERS=$BW_ITERS MAX_BYTES=$MAX_BYTES bench/compare/compare.sh"}
 EOF
 
 python3 "$HERE/summarize.py" "$OUT" | tee "$OUT/summary.md"
