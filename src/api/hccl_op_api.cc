@@ -82,7 +82,7 @@ class OpChecker {
     return HCCL_SUCCESS;
   }
 
-  HcclResult Enqueue(const Checked& c, OpDesc op, HcclComm handle) {
+  HcclResult Enqueue(const Checked& c, OpDesc&& op, HcclComm handle) {
     HcclResult rc = c.comm->Enqueue(std::move(op), c.stream, handle);
     if (rc != HCCL_SUCCESS) return ArgError(api_, rc, "communicator was destroyed");
     return HCCL_SUCCESS;

@@ -43,7 +43,7 @@ std::string LastErrorText(HcclComm handle, const vigil::comm::Communicator& c) {
   if (vigil::dfx::LastFailedOp(handle, &op, &failure)) {
     text = fmt::format("{} failed on communicator [{}] rank [{}]: op index [{}] tag [{}], {}",
                        vigil::comm::OpTypeName(op.type), c.identifier(), c.rank(), op.index,
-                       op.tag, vigil::api::ResultName(failure.code));
+                       op.tag(), vigil::api::ResultName(failure.code));
     const char* code = vigil::dfx::FailureErrorCode(op, failure);
     if (const vigil::ErrorCodeInfo* info = vigil::FindErrorCode(code)) {
       text += fmt::format(", {} {}", info->code, info->title);
@@ -53,7 +53,7 @@ std::string LastErrorText(HcclComm handle, const vigil::comm::Communicator& c) {
     text = fmt::format("communicator [{}] rank [{}] has async error {}", c.identifier(), c.rank(),
                        vigil::api::ResultName(c.async_error()));
     // No failed op kept: name the heartbeat events of the last 300 s about its members.
-    op.identifier = c.identifier();
+    op.comm = c.info();
     op.enqueue_time = vigil::WallClock::now();
   } else {
     return text;

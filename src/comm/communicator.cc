@@ -141,6 +141,17 @@ bool PeerClosed(transport::Link* link) {
   return base != nullptr && base->broken() && base->reason() == "the peer closed the link";
 }
 
+// CommInfo::alg_types: the flat algorithms by alg::Algo (kHierarchical last, not among them),
+// then the hierarchical plans by (level0, level1).
+constexpr uint32_t kAlgos = static_cast<uint32_t>(alg::Algo::kHierarchical) + 1;
+constexpr uint32_t kHier = static_cast<uint32_t>(alg::Algo::kHierarchical);
+static_assert(kHier == kAlgos - 1);
+
+uint32_t AlgTypeIndex(alg::Algo algo, const alg::HierPlan& plan) {
+  if (algo != alg::Algo::kHierarchical) return static_cast<uint32_t>(algo);
+  return kHier + static_cast<uint32_t>(plan.level0) * kAlgos + static_cast<uint32_t>(plan.level1);
+}
+
 }  // namespace
 
 Communicator::Communicator(const CommOptions& options) : options_(options) {}
@@ -232,13 +243,26 @@ HcclResult Communicator::Create(const CommOptions& options, std::shared_ptr<Comm
   comm->layout_ = alg::HostLayout::FromHostIds(host_of_rank, options.rank);
   comm->spin_wait_ = comm->layout_.host >= comm->layout_.hosts.size() ||
                      comm->layout_.hosts[comm->layout_.host].size() <= UsableCpus();
-  for (int t = 0; t <= static_cast<int>(OpType::kBarrier); ++t) {
-    comm->tags_.push_back(
-        fmt::format("{}_{}", OpTypeName(static_cast<OpType>(t)), comm->identifier()));
+  auto info = std::make_shared<CommInfo>();
+  info->identifier = comm->identifier();
+  info->user_name = comm->user_name();
+  info->rank = comm->rank();
+  info->nranks = comm->size();
+  info->device = comm->device();
+  for (size_t t = 0; t < kOpTypeCount; ++t) {
+    info->tags[t] = fmt::format("{}_{}", OpTypeName(static_cast<OpType>(t)), comm->identifier());
   }
-  for (int a = 0; a < static_cast<int>(alg::Algo::kHierarchical); ++a) {
-    comm->alg_types_.push_back(comm->AlgTypeString(static_cast<alg::Algo>(a), alg::HierPlan()));
+  for (uint32_t a = 0; a < kAlgos; ++a) {
+    if (a == kHier) continue;
+    info->alg_types.push_back(comm->AlgTypeString(static_cast<alg::Algo>(a), alg::HierPlan()));
   }
+  for (uint32_t l0 = 0; l0 < kAlgos; ++l0) {
+    for (uint32_t l1 = 0; l1 < kAlgos; ++l1) {
+      const alg::HierPlan plan{static_cast<alg::Algo>(l0), static_cast<alg::Algo>(l1)};
+      info->alg_types.push_back(comm->AlgTypeString(alg::Algo::kHierarchical, plan));
+    }
+  }
+  comm->info_ = std::move(info);
   *out = std::move(comm);
   return HCCL_SUCCESS;
 }
@@ -343,15 +367,14 @@ std::string Communicator::AlgTypeString(alg::Algo algo, const alg::HierPlan& pla
   return fmt::format("null-{}-null", alg::AlgoName(algo));
 }
 
-HcclResult Communicator::Enqueue(OpDesc op, rt::Stream* stream, const void* handle) {
+HcclResult Communicator::Enqueue(OpDesc&& op, rt::Stream* stream, const void* handle) {
   if (destroyed_.load()) return HCCL_E_PARA;
   alg::HierPlan plan;
   const alg::Algo algo = PickAlgorithm(op, &plan);
   OpRecord record;
-  record.identifier = identifier();
-  record.tag = tags_[static_cast<size_t>(op.type)];
-  record.user_name = user_name();
+  record.comm = info_;
   record.type = op.type;
+  record.alg_type_index = AlgTypeIndex(algo, plan);
   record.index = next_index_.fetch_add(1);
   record.count = op.count;
   record.dtype = op.dtype;
@@ -363,8 +386,6 @@ HcclResult Communicator::Enqueue(OpDesc op, rt::Stream* stream, const void* hand
   record.device = device();
   record.rank = rank();
   record.nranks = size();
-  record.alg_type = algo == alg::Algo::kHierarchical ? AlgTypeString(algo, plan)
-                                                     : alg_types_[static_cast<size_t>(algo)];
   record.comm_handle = handle;
   record.enqueue_time = WallClock::now();
 
@@ -377,16 +398,18 @@ HcclResult Communicator::Enqueue(OpDesc op, rt::Stream* stream, const void* hand
     // Beside the Entry line: the algorithm the op runs (HCCL logs its executor choice too).
     HCCL_RUN_INFO(
         "[SelectAlg]tag[{}], index[{}], count[{}], algName[{}], AlgType(level 0-1-2):[{}]",
-        record.tag, record.index, record.count, alg::AlgoName(algo), record.alg_type);
+        record.tag(), record.index, record.count, alg::AlgoName(algo), record.alg_type());
   }
-  auto self = shared_from_this();
-  // The record moves into the task: copying it cost a heap allocation per string per op.
-  stream->Enqueue(rt::TaskType::kHccl,
-                  [self, op = std::move(op), record = std::move(record)](std::string* detail) {
-                    aclError rc = self->Execute(op, record);
-                    if (rc != ACL_SUCCESS && detail != nullptr) *detail = record.tag;
-                    return rc;
-                  });
+  // The task keeps the op, its record and the communicator in place (rt::TaskFn): queuing it
+  // allocates nothing.
+  auto task = [self = shared_from_this(), op = std::move(op),
+               record = std::move(record)](std::string* detail) {
+    aclError rc = self->Execute(op, record);
+    if (rc != ACL_SUCCESS && detail != nullptr) *detail = record.tag();
+    return rc;
+  };
+  static_assert(rt::TaskFn::Fits<decltype(task)>(), "an op's task must fit in place");
+  stream->Enqueue(rt::TaskType::kHccl, std::move(task));
   return HCCL_SUCCESS;
 }
 
@@ -540,7 +563,7 @@ aclError Communicator::Execute(const OpDesc& op, const OpRecord& record) {
             "[TaskExecStage][InvalidArgument]communicator[{}] used from two streams at once: op "
             "tag[{}] index[{}] on streamId[{}] while tag[{}] runs on streamId[{}]; ops of one "
             "communicator must be ordered on one stream (or synchronized between streams)",
-            identifier(), record.tag, record.index, record.stream_id, other_tag, other_stream);
+            identifier(), record.tag(), record.index, record.stream_id, other_tag, other_stream);
       }
     }
     exec_lock.lock();
@@ -548,7 +571,7 @@ aclError Communicator::Execute(const OpDesc& op, const OpRecord& record) {
   running_stream_.store(record.stream_id);
   {
     std::lock_guard<std::mutex> lock(links_mu_);
-    running_tag_ = record.tag;
+    running_tag_ = record.tag();
   }
   NotifyStart(record);
 
@@ -600,7 +623,7 @@ aclError Communicator::Execute(const OpDesc& op, const OpRecord& record) {
 
   alg::HierPlan plan;
   const alg::Algo algo = PickAlgorithm(op, &plan);
-  if (size() > 1 && EnsureLinks(op, algo, record.tag, &failure) != HCCL_SUCCESS) {
+  if (size() > 1 && EnsureLinks(op, algo, record.tag(), &failure) != HCCL_SUCCESS) {
     return fail(failure.kind, failure.code);
   }
 
@@ -656,7 +679,7 @@ aclError Communicator::Execute(const OpDesc& op, const OpRecord& record) {
           "gave the op up after an error of its own (see its log)",
           failure.remote_rank, pe.reason);
       CloseLinks(fmt::format("peer rank[{}] closed its links during op tag[{}] index[{}]",
-                             failure.remote_rank, record.tag, record.index));
+                             failure.remote_rank, record.tag(), record.index));
       return fail(OpFailure::Kind::kAbort, HCCL_E_REMOTE);
     }
     if (rc == HCCL_E_REMOTE || rc == HCCL_E_TCP_TRANSFER || rc == HCCL_E_NETWORK) {
@@ -672,7 +695,7 @@ aclError Communicator::Execute(const OpDesc& op, const OpRecord& record) {
         "[TaskExecStage][InvalidArgument]op inconsistent in communicator[{}] index[{}]: "
         "local rank[{}] {} tag[{}] streamId[{}]; remote rank[{}] {}; parameter[{}] local[{}] "
         "remote[{}]",
-        identifier(), record.index, rank(), check.local_desc, record.tag, record.stream_id,
+        identifier(), record.index, rank(), check.local_desc, record.tag(), record.stream_id,
         check.remote_rank, check.remote_desc, check.what.parameter, check.what.local,
         check.what.remote);
     for (const Mismatch& h : check.hccl) {
@@ -687,7 +710,7 @@ aclError Communicator::Execute(const OpDesc& op, const OpRecord& record) {
         "op inconsistent with rank[{}]: parameter[{}] local[{}] "
         "remote[{}]",
         check.remote_rank, check.what.parameter, check.what.local, check.what.remote);
-    CloseLinks(fmt::format("op tag[{}] index[{}] is inconsistent with rank[{}]", record.tag,
+    CloseLinks(fmt::format("op tag[{}] index[{}] is inconsistent with rank[{}]", record.tag(),
                            record.index, check.remote_rank));
     return fail(OpFailure::Kind::kParam, HCCL_E_PARA);
   };

@@ -58,9 +58,11 @@ class Communicator : public std::enable_shared_from_this<Communicator> {
   // Which ranks share a host (same host_id), for the hierarchical algorithms.
   const alg::HostLayout& host_layout() const { return layout_; }
   const std::vector<bootstrap::RankInfo>& ranks() const { return ranks_; }
+  // The names every op record of this communicator shares (op.h).
+  const std::shared_ptr<const CommInfo>& info() const { return info_; }
 
   // Queues the op on `stream`; returns once queued. HCCL_E_PARA after Destroy.
-  HcclResult Enqueue(OpDesc op, rt::Stream* stream, const void* handle);
+  HcclResult Enqueue(OpDesc&& op, rt::Stream* stream, const void* handle);
   // HcclCommDestroy. Idempotent.
   void Destroy();
   // First error of any op so far (HCCL_SUCCESS when none): HcclGetCommAsyncError.
@@ -126,10 +128,10 @@ class Communicator : public std::enable_shared_from_this<Communicator> {
   std::atomic<bool> links_closed_{false};
   std::string closed_reason_;  // under links_mu_
 
-  // Per-op strings built once at creation: the tag of each op type ("AllReduce_<identifier>")
-  // and the AlgType of each flat algorithm (formatting them cost ~1500 instructions per op).
-  std::vector<std::string> tags_;       // by OpType
-  std::vector<std::string> alg_types_;  // by alg::Algo
+  // Per-op strings built once at creation (formatting them cost ~1500 instructions per op, and
+  // copying them into every record a heap allocation each): the tag of each op type and the
+  // AlgType of each algorithm and hierarchical plan.
+  std::shared_ptr<const CommInfo> info_;
   // The group's link table, reused by every op (under exec_mu_) instead of allocated per op.
   std::vector<transport::Link*> group_links_;
   // transport::WaitPolicy::spin: off when this host runs more of the comm's ranks than it has

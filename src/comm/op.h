@@ -1,7 +1,9 @@
 // What one collective call asks for, as the communicator executes it and DFX records it.
 #pragma once
 
+#include <array>
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -56,12 +58,36 @@ struct OpDesc {
   std::vector<alg::P2pItem> items;  // BatchSendRecv
 };
 
-// Everything DFX needs to name an op later: entry log, task exception, flight recorder.
-struct OpRecord {
-  std::string tag;         // "AllReduce_<identifier>"
+inline constexpr size_t kOpTypeCount = static_cast<size_t>(OpType::kBarrier) + 1;
+// Op observers (comm/op_observer.h) a process may register.
+inline constexpr size_t kMaxOpObservers = 8;
+
+// What every op of one communicator shares, made once when the communicator is created and
+// never changed after: an op's record points here instead of copying its strings (four heap
+// allocations per op). Records hold it by shared_ptr, so it outlives a destroyed communicator
+// as long as DFX keeps one of its ops (task exceptions, flight recorder, async error).
+struct CommInfo {
   std::string identifier;  // communicator identifier (group)
   std::string user_name;   // hcclCommName / user define information
+  uint32_t rank = 0;
+  uint32_t nranks = 0;
+  int32_t device = 0;
+  std::array<std::string, kOpTypeCount> tags;  // "AllReduce_<identifier>", by OpType
+  // AlgType strings ("fullmesh-null-null": level0-level1-level2) an op may name, indexed as
+  // OpRecord::alg_type_index says: the flat algorithms, then every hierarchical plan.
+  std::vector<std::string> alg_types;
+  // One slot per registered observer, for its own per-communicator state (found in O(1) per
+  // op instead of a map lookup by identifier). Slot i belongs to observer i alone, which reads
+  // and writes it only under its own lock; comm never looks inside.
+  mutable std::array<std::shared_ptr<void>, kMaxOpObservers> observer_state;
+};
+
+// Everything DFX needs to name an op later: entry log, task exception, flight recorder.
+// Copying one allocates nothing (the strings live in CommInfo).
+struct OpRecord {
+  std::shared_ptr<const CommInfo> comm;  // set for every record a communicator made
   OpType type = OpType::kAllReduce;
+  uint32_t alg_type_index = 0;  // into comm->alg_types
   uint64_t index = 0;      // op sequence number in the communicator, from 1
   uint64_t count = 0;
   HcclDataType dtype = HCCL_DATA_TYPE_FP32;
@@ -74,9 +100,13 @@ struct OpRecord {
   int32_t device = 0;
   uint32_t rank = 0;
   uint32_t nranks = 0;
-  std::string alg_type;    // "fullmesh-ring-NHR" style, level0-level1-level2
   const void* comm_handle = nullptr;
   WallClock::time_point enqueue_time;
+
+  const std::string& tag() const { return comm->tags[static_cast<size_t>(type)]; }
+  const std::string& identifier() const { return comm->identifier; }
+  const std::string& user_name() const { return comm->user_name; }
+  const std::string& alg_type() const { return comm->alg_types[alg_type_index]; }
 };
 
 // How an op failed, for the task-exception report.

@@ -2,20 +2,24 @@
 
 #include <array>
 #include <atomic>
+#include <mutex>
 
 namespace vigil::comm {
 
 namespace {
-constexpr size_t kMaxObservers = 8;
-std::array<std::atomic<OpObserver*>, kMaxObservers> g_observers{};
+std::array<std::atomic<OpObserver*>, kMaxOpObservers> g_observers{};
 std::atomic<size_t> g_count{0};
 }  // namespace
 
-void AddOpObserver(OpObserver* observer) {
+bool AddOpObserver(OpObserver* observer) {
+  static std::mutex mu;  // registrations from two threads must not take the same slot
+  std::lock_guard<std::mutex> lock(mu);
   const size_t slot = g_count.load();
-  if (slot >= kMaxObservers) return;
+  if (slot >= kMaxOpObservers) return false;
+  observer->slot_ = slot;
   g_observers[slot].store(observer);
   g_count.store(slot + 1);
+  return true;
 }
 
 void NotifyEnqueue(const OpRecord& op) {

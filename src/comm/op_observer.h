@@ -23,11 +23,22 @@ class OpObserver {
     (void)op;
     (void)tasks;
   }
+
+  // This observer's slot in CommInfo::observer_state (kMaxOpObservers until registered).
+  size_t slot() const { return slot_; }
+  // This observer's per-communicator state of the op's communicator (null until it stores some).
+  std::shared_ptr<void>& State(const OpRecord& op) const { return StateOf(*op.comm); }
+  std::shared_ptr<void>& StateOf(const CommInfo& info) const { return info.observer_state[slot_]; }
+
+ private:
+  friend bool AddOpObserver(OpObserver* observer);
+  size_t slot_ = kMaxOpObservers;
 };
 
 // Process-wide observers, called in registration order. Observers live for the process
-// (registered once, never removed), so calls need no lock.
-void AddOpObserver(OpObserver* observer);
+// (registered once, never removed), so calls need no lock. Gives the observer its slot; false
+// (and never called) when kMaxOpObservers are registered already.
+bool AddOpObserver(OpObserver* observer);
 
 // Fan-out helpers used by the communicator.
 void NotifyEnqueue(const OpRecord& op);

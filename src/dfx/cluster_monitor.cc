@@ -36,7 +36,7 @@ void ReportClusterException(const comm::OpRecord& op) {
 
 bool PeerExited(const comm::OpRecord& op, int32_t remote_rank) {
   if (remote_rank < 0) return false;
-  return Heartbeat::Instance().PeerExited(op.identifier, static_cast<uint32_t>(remote_rank));
+  return Heartbeat::Instance().PeerExited(op.identifier(), static_cast<uint32_t>(remote_rank));
 }
 
 std::vector<HbEvent> ClusterExceptionEvents(const comm::OpRecord& op) {

@@ -27,7 +27,7 @@ void LogOpEntry(const comm::OpRecord& op) {
   HCCL_RUN_INFO(
       "Entry-Hccl{}: tag[{}], sendBuf[{}], recvBuf[{}], count[{}], dataType[{}]{}, localRank[{}], "
       "streamId[{}],comm[{}], deviceLogicId[{}]",
-      comm::OpTypeName(op.type), op.tag, fmt::ptr(op.src), fmt::ptr(op.dst), op.count,
+      comm::OpTypeName(op.type), op.tag(), fmt::ptr(op.src), fmt::ptr(op.dst), op.count,
       DataTypeName(op.dtype), extra, op.rank, op.stream_id, fmt::ptr(op.comm_handle), op.device);
 }
 

@@ -48,6 +48,7 @@ struct CommRing {
   uint32_t rank = 0, nranks = 0;
   int32_t device = 0;
   uint64_t last_use = 0;
+  bool evicted = false;  // dropped from the recorder (kMaxComms): ops find their ring anew
   std::vector<Entry> slots = std::vector<Entry>(kFlightOpsPerComm);
   size_t first = 0;  // slot of the oldest op
   size_t count = 0;  // ops held
@@ -64,8 +65,10 @@ struct CommRing {
   }
 };
 
-// Rings are keyed by (identifier, rank). Lookups compare through string views so that finding
-// an op's ring does not copy its identifier (a heap allocation per lookup, three per op).
+// Rings are keyed by (identifier, rank): a communicator re-created under the same identifier
+// continues its predecessor's ring. Each communicator's CommInfo caches its ring in the
+// recorder's observer slot, so an op finds it without a lookup; the map is for the first op of
+// a communicator and for dumps. Lookups compare through string views (no copy).
 using CommKey = std::pair<std::string, uint32_t>;
 struct CommKeyLess {
   using is_transparent = void;
@@ -163,7 +166,7 @@ class FlightRecorder : public comm::OpObserver {
       }
     }
     if (result != HCCL_SUCCESS && failure_dumps_.fetch_add(1) < kMaxFailureDumps) {
-      Dump(fmt::format("op failed: tag[{}] index[{}] rank[{}] result[{}]", op.tag, op.index,
+      Dump(fmt::format("op failed: tag[{}] index[{}] rank[{}] result[{}]", op.tag(), op.index,
                        op.rank, static_cast<int>(result)));
     }
   }
@@ -181,7 +184,8 @@ class FlightRecorder : public comm::OpObserver {
     {
       std::lock_guard<std::mutex> lock(mu_);
       bool first_comm = true;
-      for (const auto& [key, ring] : comms_) {
+      for (const auto& [key, ring_ptr] : comms_) {
+        const CommRing& ring = *ring_ptr;
         if (!first_comm) json += ',';
         first_comm = false;
         json += fmt::format(
@@ -203,12 +207,12 @@ class FlightRecorder : public comm::OpObserver {
               "\n {{\"index\":{},\"tag\":{},\"op\":{},\"count\":{},\"dataType\":{},"
               "\"reduceType\":{},\"root\":{},\"streamId\":{},\"taskId\":{},\"algType\":{},"
               "\"enter\":{},\"start\":{},\"leave\":{},\"state\":\"{}\",\"result\":{}",
-              op.index, Escape(op.tag), Escape(std::string(comm::OpTypeName(op.type))), op.count,
+              op.index, Escape(op.tag()), Escape(std::string(comm::OpTypeName(op.type))), op.count,
               Escape(std::string(DataTypeName(op.dtype))),
               comm::OpHasReduce(op.type) ? Escape(std::string(ReduceOpName(op.reduce)))
                                          : std::string("null"),
               comm::OpHasRoot(op.type) ? std::to_string(op.root) : std::string("null"),
-              op.stream_id, op.task_id, Escape(op.alg_type),
+              op.stream_id, op.task_id, Escape(op.alg_type()),
               Escape(FormatPlogTime(op.enqueue_time)), TimeOrNull(e.start), TimeOrNull(e.leave),
               state, static_cast<int>(e.result));
           if (!e.error.empty()) json += ",\"error\":" + Escape(e.error);
@@ -248,36 +252,55 @@ class FlightRecorder : public comm::OpObserver {
 
  private:
   CommRing& RingLocked(const comm::OpRecord& op) {
-    auto it = comms_.find(CommKeyLess::View(op.identifier, op.rank));
-    if (it == comms_.end()) {
-      if (comms_.size() >= kMaxComms) {
-        auto oldest = comms_.begin();
-        for (auto i = comms_.begin(); i != comms_.end(); ++i) {
-          if (i->second.last_use < oldest->second.last_use) oldest = i;
+    std::shared_ptr<void>& cached = State(op);
+    auto* ring = static_cast<CommRing*>(cached.get());
+    if (ring == nullptr || ring->evicted) {
+      auto it = comms_.find(CommKeyLess::View(op.identifier(), op.rank));
+      if (it == comms_.end()) {
+        if (comms_.size() >= kMaxComms) {
+          auto oldest = comms_.begin();
+          for (auto i = comms_.begin(); i != comms_.end(); ++i) {
+            if (i->second->last_use < oldest->second->last_use) oldest = i;
+          }
+          // Its ops go (their records hold the CommInfo that caches the ring: a cycle).
+          CommRing& gone = *oldest->second;
+          gone.evicted = true;
+          gone.slots = std::vector<Entry>();
+          gone.first = gone.count = 0;
+          comms_.erase(oldest);
         }
-        comms_.erase(oldest);
+        auto fresh = std::make_shared<CommRing>();
+        fresh->identifier = op.identifier();
+        fresh->user_name = op.user_name();
+        fresh->rank = op.rank;
+        fresh->nranks = op.nranks;
+        fresh->device = op.device;
+        it = comms_.emplace(CommKey(op.identifier(), op.rank), std::move(fresh)).first;
+        comms_count_.store(comms_.size());
       }
-      CommRing ring;
-      ring.identifier = op.identifier;
-      ring.user_name = op.user_name;
-      ring.rank = op.rank;
-      ring.nranks = op.nranks;
-      ring.device = op.device;
-      it = comms_.emplace(CommKey(op.identifier, op.rank), std::move(ring)).first;
-      comms_count_.store(comms_.size());
+      cached = it->second;
+      ring = it->second.get();
     }
-    it->second.last_use = ++use_clock_;
-    return it->second;
+    ring->last_use = ++use_clock_;
+    return *ring;
+  }
+
+  // The ring of the op's communicator, if it has one (null: none, or it was dropped).
+  CommRing* FindRingLocked(const comm::OpRecord& op) {
+    auto* ring = static_cast<CommRing*>(State(op).get());
+    if (ring != nullptr && !ring->evicted) return ring;
+    auto it = comms_.find(CommKeyLess::View(op.identifier(), op.rank));
+    return it == comms_.end() ? nullptr : it->second.get();
   }
 
   Entry* FindLocked(const comm::OpRecord& op) {
-    auto it = comms_.find(CommKeyLess::View(op.identifier, op.rank));
-    if (it == comms_.end()) return nullptr;
+    CommRing* found = FindRingLocked(op);
+    if (found == nullptr) return nullptr;
     // A communicator numbers its ops consecutively, so when the ring holds one unbroken run of
     // indices the entry is at a fixed distance from the newest one, or long gone. An enqueuer
     // running more than a ring ahead of the stream starts ops that were already evicted: the
     // full scan below then cost ~4% of a small AllReduce's CPU time, finding nothing.
-    CommRing& ring = it->second;
+    CommRing& ring = *found;
     if (ring.count == 0) return nullptr;
     const uint64_t oldest = ring.At(0).op.index, newest = ring.At(ring.count - 1).op.index;
     if (newest - oldest == ring.count - 1) {
@@ -291,7 +314,7 @@ class FlightRecorder : public comm::OpObserver {
   }
 
   std::mutex mu_;
-  std::map<CommKey, CommRing, CommKeyLess> comms_;
+  std::map<CommKey, std::shared_ptr<CommRing>, CommKeyLess> comms_;
   uint64_t use_clock_ = 0;
   std::atomic<size_t> comms_count_{0};
   std::atomic<int> failure_dumps_{0};

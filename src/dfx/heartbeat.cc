@@ -34,16 +34,6 @@ namespace vigil::dfx {
 
 namespace {
 
-// Orders (identifier, rank) keys whatever string type holds the identifier.
-struct CommKeyLess {
-  using is_transparent = void;
-  template <typename A, typename B>
-  bool operator()(const A& a, const B& b) const {
-    const std::string_view x(a.first), y(b.first);
-    return x < y || (x == y && a.second < b.second);
-  }
-};
-
 using namespace std::chrono_literals;
 
 constexpr auto kTick = 50ms;                     // HCCL's loop period
@@ -75,7 +65,10 @@ struct CommEntry {
   // This rank's op counters: entered (started) and left (finished).
   uint64_t in = 0;
   uint64_t out = 0;
-  std::string current_tag;
+  bool detached = false;  // Detach ran: ops of the communicator count no more
+  // The op inside (when in > out): its communicator's names and its type give its tag.
+  std::weak_ptr<const comm::CommInfo> info;
+  comm::OpType current_type = comm::OpType::kAllReduce;
   uint64_t current_index = 0;
   SteadyClock::time_point inside_since;
   // STUCK detection.
@@ -225,6 +218,7 @@ class Heartbeat::Impl : public comm::OpObserver {
     e->comm = comm;
     e->raw = comm.get();
     e->identifier = comm->identifier();
+    e->info = comm->info();
     e->key = CommKey(e->identifier);
     e->rank = me;
     e->size = comm->size();
@@ -272,7 +266,8 @@ class Heartbeat::Impl : public comm::OpObserver {
         if (!e->endpoints[r].empty()) endpoint_of_uid_[e->uids[r]] = e->endpoints[r];
       }
       comms_.push_back(e);
-      by_id_[{e->identifier, e->rank}] = e;
+      // The op counters find the entry through the communicator's slot, without a lookup.
+      if (slot() < comm::kMaxOpObservers) StateOf(*comm->info()) = e;
       members_of_[e->identifier] = std::set<std::string>(e->uids.begin(), e->uids.end());
       last_local_uid_ = e->uid();
       // Events that arrived before this communicator existed still concern it.
@@ -301,8 +296,8 @@ class Heartbeat::Impl : public comm::OpObserver {
           std::find_if(comms_.begin(), comms_.end(), [&](const auto& c) { return c->raw == raw; });
       if (it == comms_.end()) return;
       e = *it;
+      e->detached = true;
       comms_.erase(it);
-      by_id_.erase({e->identifier, e->rank});
       for (const std::string& ep : e->neighbours) {
         auto pit = peers_.find(ep);
         if (pit == peers_.end()) continue;
@@ -322,25 +317,22 @@ class Heartbeat::Impl : public comm::OpObserver {
   void OnEnqueue(const comm::OpRecord&) override {}
   void OnStart(const comm::OpRecord& op) override {
     std::lock_guard<std::mutex> lock(mu_);
-    auto it = by_id_.find(std::pair<std::string_view, uint32_t>{op.identifier, op.rank});
-    if (it == by_id_.end()) return;
-    CommEntry& e = *it->second;
-    ++e.in;
-    e.current_tag = op.tag;
-    e.current_index = op.index;
-    e.inside_since = SteadyClock::now();
+    CommEntry* e = EntryLocked(op);
+    if (e == nullptr) return;
+    ++e->in;
+    e->current_type = op.type;
+    e->current_index = op.index;
+    e->inside_since = SteadyClock::now();
   }
   void OnFinish(const comm::OpRecord& op, HcclResult, const comm::OpFailure* failure) override {
     std::lock_guard<std::mutex> lock(mu_);
     // Runs before the task-exception report of the same op: remember a link failure, whose CQE
     // event may still be on its way from the transport's thread.
     if (failure != nullptr && failure->kind == comm::OpFailure::Kind::kLink) {
-      link_failed_ops_.insert({op.identifier, op.index});
+      link_failed_ops_.insert({op.identifier(), op.index});
       if (link_failed_ops_.size() > 1024) link_failed_ops_.erase(link_failed_ops_.begin());
     }
-    auto it = by_id_.find(std::pair<std::string_view, uint32_t>{op.identifier, op.rank});
-    if (it == by_id_.end()) return;
-    ++it->second->out;
+    if (CommEntry* e = EntryLocked(op)) ++e->out;
   }
 
   // ---- task exception ----
@@ -456,10 +448,10 @@ class Heartbeat::Impl : public comm::OpObserver {
       {
         std::lock_guard<std::mutex> lock(mu_);
         std::vector<HbEvent> all(events_.begin(), events_.end());
-        auto it = members_of_.find(op.identifier);
+        auto it = members_of_.find(op.identifier());
         key = SelectKeyEvents(all, it == members_of_.end() ? std::set<std::string>() : it->second,
                               op.enqueue_time);
-        link_failed = link_failed_ops_.count({op.identifier, op.index}) != 0;
+        link_failed = link_failed_ops_.count({op.identifier(), op.index}) != 0;
       }
       if (!key.empty() || !link_failed || attempt >= 10) break;
       std::this_thread::sleep_for(kTick);
@@ -537,6 +529,12 @@ class Heartbeat::Impl : public comm::OpObserver {
         "interval[{}]ms, stuck detection[{}], neighbour graph[ring + de Bruijn degree 2]",
         self_key_, getpid(), env.heartbeat_lost_s, beat_interval_.count(),
         stuck_detection_ ? "on" : "off");
+  }
+
+  // The attached entry of the op's communicator (null: not monitored, or detached). Under mu_.
+  CommEntry* EntryLocked(const comm::OpRecord& op) const {
+    auto* e = static_cast<CommEntry*>(State(op).get());
+    return e != nullptr && !e->detached ? e : nullptr;
   }
 
   std::chrono::milliseconds StuckPeriod(const CommEntry& e) const {
@@ -1097,7 +1095,9 @@ class Heartbeat::Impl : public comm::OpObserver {
       m["exec_timeout_s"] = c->exec_timeout_s;
       m["aborted"] = c->aborted;
       if (c->in > c->out) {
-        m["op"] = c->current_tag;
+        if (auto info = c->info.lock()) {
+          m["op"] = info->tags[static_cast<size_t>(c->current_type)];
+        }
         m["index"] = c->current_index;
         m["inside_ms"] =
             std::chrono::duration_cast<std::chrono::milliseconds>(now - c->inside_since).count();
@@ -1152,8 +1152,6 @@ class Heartbeat::Impl : public comm::OpObserver {
 
   std::mutex mu_;
   std::vector<std::shared_ptr<CommEntry>> comms_;
-  // (identifier, rank); looked up per op with a string_view key, so without allocating.
-  std::map<std::pair<std::string, uint32_t>, std::shared_ptr<CommEntry>, CommKeyLess> by_id_;
   std::map<std::string, std::set<std::string>> members_of_;  // identifier -> uids (kept)
   std::map<std::string, std::string> endpoint_of_uid_;
   std::set<std::string> exited_;  // uids whose process is known gone (PeerExited)

@@ -150,10 +150,10 @@ class TaskExceptionHandler : public comm::OpObserver {
     const char* stage = timeout ? "[TaskExecStage][Timeout][Host]" : "[TaskExecStage][RunFailed][Host]";
     HCCL_ERROR("{}Task run failed, base information is streamID:[{}], taskID[{}], tag[{}], "
                "AlgType(level 0-1-2):[{}].",
-               stage, op.stream_id, op.task_id, op.tag, op.alg_type);
+               stage, op.stream_id, op.task_id, op.tag(), op.alg_type());
     HCCL_ERROR("{}Task run failed, groupRank information is group:[{}], user define "
                "information[{}], rankSize[{}], rankId[{}].",
-               stage, op.identifier, op.user_name, op.nranks, op.rank);
+               stage, op.identifier(), op.user_name(), op.nranks, op.rank);
     std::string reduce;
     if (comm::OpHasReduce(op.type)) reduce = fmt::format("reduceType[{}], ", ReduceOpName(op.reduce));
     HCCL_ERROR("{}Task run failed, opData information is timeStamp:[{}], deviceId[{}], index[{}], "
@@ -167,7 +167,7 @@ class TaskExceptionHandler : public comm::OpObserver {
                    "remoteRank[{}], linkType[{}], size[{}], bytesDone[{}], waitFor[{}], tag[{}].",
                    stage, task->id, t.tasks->total, alg::TaskTypeName(*task), task->remote,
                    transport::LinkTypeName(task->link), task->bytes, task->done, WaitFor(*task),
-                   op.tag);
+                   op.tag());
       }
     }
     ReportClusterException(op);
@@ -176,20 +176,20 @@ class TaskExceptionHandler : public comm::OpObserver {
     if (f.kind == comm::OpFailure::Kind::kResource) {
       HCCL_ERROR("{}Task run failed, reason is link establishment could not allocate device "
                  "memory for its QPs [{}] (HCCL_RDMA_QPS_PER_CONNECTION[{}] per link), tag[{}].",
-                 stage, f.reason, Env().qps_per_connection, op.tag);
+                 stage, f.reason, Env().qps_per_connection, op.tag());
     } else if (!f.reason.empty()) {
-      HCCL_ERROR("{}Task run failed, reason is {}, tag[{}].", stage, f.reason, op.tag);
+      HCCL_ERROR("{}Task run failed, reason is {}, tag[{}].", stage, f.reason, op.tag());
     }
     const std::string remote = f.remote_rank >= 0 ? std::to_string(f.remote_rank) : "unknown";
     const std::string group = fmt::format(
-        "group:[{}], user define information[{}], rankSize[{}], rankId[{}]", op.identifier,
-        op.user_name, op.nranks, op.rank);
+        "group:[{}], user define information[{}], rankSize[{}], rankId[{}]", op.identifier(),
+        op.user_name(), op.nranks, op.rank);
     switch (ReportedKind(op, f)) {
       case comm::OpFailure::Kind::kTimeout:
       case comm::OpFailure::Kind::kAbort: {
         const std::string base = fmt::format(
             "streamID:[{}], taskID[{}], taskType[Notify Wait], tag[{}], AlgType(level 0-1-2):[{}].",
-            op.stream_id, op.task_id, op.tag, op.alg_type);
+            op.stream_id, op.task_id, op.tag(), op.alg_type());
         ScreenOnce("EI0002", {remote, base, fmt::format("index[{}], count[{}], dataType[{}]",
                                                         op.index, op.count, DataTypeName(op.dtype)),
                               group});
@@ -198,7 +198,7 @@ class TaskExceptionHandler : public comm::OpObserver {
       case comm::OpFailure::Kind::kCopyFault: {
         const std::string base = fmt::format(
             "streamID:[{}], taskID[{}], taskType[Memcpy], tag[{}], AlgType(level 0-1-2):[{}].",
-            op.stream_id, op.task_id, op.tag, op.alg_type);
+            op.stream_id, op.task_id, op.tag(), op.alg_type());
         const std::string task = fmt::format(
             "src:[{}], dst:[{}], size:[{:#x}], notify id:[0xffffffffffffffff], link type:[{}], "
             "remote rank:[{}]",

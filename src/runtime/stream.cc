@@ -77,7 +77,8 @@ struct Stream::Impl {
   std::condition_variable cv_work;   // worker sleeps here when the queue is empty
   std::condition_variable cv_done;   // Synchronize waits here
   std::vector<Task> pending;         // guarded by mu
-  uint32_t last_id = 0;              // guarded by mu: id of the last enqueued task
+  // Id of the last enqueued task: written under mu, read without it by PeekNextTaskId.
+  std::atomic<uint32_t> last_id{0};
   bool worker_sleeping = false;      // guarded by mu
   bool stopping = false;             // guarded by mu
   aclError first_error = ACL_SUCCESS;  // guarded by mu: first failure since the last Synchronize
@@ -181,11 +182,12 @@ Stream::~Stream() {
   }
 }
 
-uint32_t Stream::Enqueue(TaskType type, TaskFn fn) {
+uint32_t Stream::Enqueue(TaskType type, TaskFn&& fn) {
   Impl& s = *impl_;
   std::lock_guard<std::mutex> lock(s.mu);
-  uint32_t id = ++s.last_id;
-  s.pending.push_back(Impl::Task{id, type, std::move(fn)});
+  const uint32_t id = s.last_id.load(std::memory_order_relaxed) + 1;
+  s.last_id.store(id, std::memory_order_relaxed);
+  s.pending.emplace_back(id, type, std::move(fn));  // moves the task once, into place
   if (s.worker_sleeping) {
     s.worker_sleeping = false;  // one wake-up is enough for everything queued until it runs
     s.cv_work.notify_one();
@@ -194,8 +196,7 @@ uint32_t Stream::Enqueue(TaskType type, TaskFn fn) {
 }
 
 uint32_t Stream::PeekNextTaskId() const {
-  std::lock_guard<std::mutex> lock(impl_->mu);
-  return impl_->last_id + 1;
+  return impl_->last_id.load(std::memory_order_relaxed) + 1;
 }
 
 uint32_t Stream::LastTaskId() const {

@@ -11,6 +11,7 @@
 #include <string>
 
 #include "acl/acl_base.h"
+#include "runtime/task_fn.h"
 
 namespace vigil::rt {
 
@@ -25,10 +26,6 @@ struct TaskFailInfo {
   std::string detail;  // what the task said about its failure
 };
 
-// The function a task runs on the stream's worker. Returns ACL_SUCCESS or the failure code;
-// it may set *detail to a one-line reason.
-using TaskFn = std::function<aclError(std::string* detail)>;
-
 class Stream {
  public:
   // device: the device the stream belongs to (the creating thread's current device).
@@ -41,8 +38,9 @@ class Stream {
   int32_t device() const { return device_; }
 
   // Queues fn; returns its task id (per stream, increasing from 1).
-  uint32_t Enqueue(TaskType type, TaskFn fn);
-  // Reserves the id the next Enqueue will return (so a caller can record the op first).
+  uint32_t Enqueue(TaskType type, TaskFn&& fn);
+  // The id the next Enqueue will return (so a caller can record the op first); lock-free, as
+  // only the stream's one enqueuer (the CANN contract) moves it.
   uint32_t PeekNextTaskId() const;
 
   // Waits until every task enqueued so far has run. timeout_ms < 0: forever.
