@@ -81,8 +81,9 @@ class FakeLink : public Link {
     return HCCL_SUCCESS;
   }
   HcclResult TryRecv(void* b, size_t n, size_t* moved) override { return TrySend(b, n, moved); }
-  void WaitReady(bool, int timeout_ms) override {
+  void WaitReady(bool for_send, int timeout_ms) override {
     ++waits;
+    if (for_send) ++send_waits;
     std::this_thread::sleep_for(std::chrono::milliseconds(std::min(timeout_ms, 5)));
   }
   bool broken() const override { return fail; }
@@ -90,6 +91,7 @@ class FakeLink : public Link {
   std::atomic<size_t> credit{0};
   std::atomic<bool> fail{false};
   std::atomic<int> waits{0};
+  std::atomic<int> send_waits{0};
 };
 
 TEST(ProgressTest, CompletesTimesOutAbortsAndFails) {
@@ -127,6 +129,39 @@ TEST(ProgressTest, CompletesTimesOutAbortsAndFails) {
   std::vector<Xfer> two{{&a, true, buf.data(), 100}, {&b, false, buf.data(), 100}};
   EXPECT_EQ(Progress(two, Within(5s), &err), HCCL_E_REMOTE);
   EXPECT_EQ(err.link, &b);
+}
+
+// A send whose gate is closed waits for the receive whose head opens it, never on its own link
+// (a writable socket would end every wait at once: a busy loop).
+TEST(ProgressTest, AGatedSendWaitsForTheReceiveNotForItsLink) {
+  FakeLink out, in;
+  out.remote_.rank = 1;
+  in.remote_.rank = 2;
+  out.credit = 1000;  // the link has room: only the gate holds the body back
+  std::vector<char> body(100), got(100);
+  uint64_t head = 7, their_head = 0;
+  bool open = false;
+  transport::HeadHook hook;
+  hook.ctx = &open;
+  hook.on_head = [](void* ctx, uint32_t, const void*) {
+    *static_cast<bool*>(ctx) = true;  // the peer's header opens this rank's gate
+    return transport::HeadVerdict::kAccept;
+  };
+  Xfer send{&out, true, body.data(), body.size(), &head, sizeof(head)};
+  send.gate = &open;
+  Xfer recv{&in, false, got.data(), got.size(), &their_head, sizeof(their_head), &hook};
+  std::vector<Xfer> x{send, recv};
+  std::thread peer([&] {
+    std::this_thread::sleep_for(50ms);
+    in.credit = sizeof(their_head) + got.size();
+  });
+  ProgressError err;
+  EXPECT_EQ(Progress(x, Within(10s), &err), HCCL_SUCCESS) << err.reason;
+  peer.join();
+  EXPECT_TRUE(open);
+  EXPECT_GT(in.waits.load(), 0);
+  EXPECT_EQ(out.send_waits.load(), 0);
+  EXPECT_EQ(out.credit.load(), 1000 - sizeof(head) - body.size());
 }
 
 // ---------------------------------------------------------------- links between threads
