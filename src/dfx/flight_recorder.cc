@@ -5,6 +5,7 @@
 #include <signal.h>
 #include <unistd.h>
 
+#include <array>
 #include <atomic>
 #include <cerrno>
 #include <cstdio>
@@ -30,13 +31,52 @@ namespace {
 constexpr size_t kMaxComms = 64;           // least recently used comms beyond this are dropped
 constexpr int kMaxFailureDumps = 16;       // after a failure every later op may fail too
 
+// What the caller's thread records of an op (under the recorder's lock). Its start, end and
+// result are in the communicator's Progress (below), which the stream worker writes unlocked.
 struct Entry {
   comm::OpRecord op;
-  std::optional<WallClock::time_point> start, leave;
-  bool finished = false;
-  HcclResult result = HCCL_SUCCESS;
   std::string error;
   std::shared_ptr<const alg::TaskLog> tasks;  // HCCL_DIAGNOSE_ENABLE=1 only
+};
+
+// Start, end and result of op `index`: one per op index modulo kFlightOpsPerComm, per
+// communicator (CommInfo), written by the stream worker that runs the op without the
+// recorder's lock (ops of a communicator run one at a time), read by dumps. A seqlock: version
+// is odd while a write is under way; a reader retries until it sees the same even version on
+// both sides of its reads. Times are WallClock ticks, 0 = not yet.
+struct Progress {
+  std::atomic<uint32_t> version{0};
+  std::atomic<uint64_t> index{0};
+  std::atomic<WallClock::rep> start{0}, leave{0};
+  std::atomic<int32_t> result{0};
+
+  struct View {
+    uint64_t index = 0;
+    WallClock::rep start = 0, leave = 0;
+    int32_t result = 0;
+  };
+  View Read() const {
+    View v;
+    for (int attempt = 0; attempt < 1000; ++attempt) {
+      const uint32_t before = version.load(std::memory_order_acquire);
+      if (before % 2 != 0) continue;
+      v.index = index.load(std::memory_order_relaxed);
+      v.start = start.load(std::memory_order_relaxed);
+      v.leave = leave.load(std::memory_order_relaxed);
+      v.result = result.load(std::memory_order_relaxed);
+      std::atomic_thread_fence(std::memory_order_acquire);
+      if (version.load(std::memory_order_relaxed) == before) return v;
+    }
+    return View{};  // a writer kept it busy: report the op as not started
+  }
+  template <typename Fn>
+  void Write(Fn&& fn) {
+    const uint32_t v = version.load(std::memory_order_relaxed);
+    version.store(v + 1, std::memory_order_relaxed);
+    std::atomic_thread_fence(std::memory_order_release);
+    fn();
+    version.store(v + 2, std::memory_order_release);
+  }
 };
 
 // The last kFlightOpsPerComm ops of one communicator, oldest first. A fixed circle of slots,
@@ -65,10 +105,19 @@ struct CommRing {
   }
 };
 
+// The recorder's state of one communicator (CommInfo), in its observer slot: made at its first
+// op under the lock and never replaced, so the stream worker reads the slot without the lock
+// (the op's enqueue, which made it, happened before the op runs).
+struct CommState {
+  std::shared_ptr<CommRing> ring;  // under the lock; replaced when the ring was evicted
+  std::array<Progress, kFlightOpsPerComm> progress;  // by op index % kFlightOpsPerComm
+  Progress& Of(uint64_t index) { return progress[index % kFlightOpsPerComm]; }
+};
+
 // Rings are keyed by (identifier, rank): a communicator re-created under the same identifier
-// continues its predecessor's ring. Each communicator's CommInfo caches its ring in the
-// recorder's observer slot, so an op finds it without a lookup; the map is for the first op of
-// a communicator and for dumps. Lookups compare through string views (no copy).
+// continues its predecessor's ring. Each communicator's CommState caches its ring, so an op
+// finds it without a lookup; the map is for the first op of a communicator and for dumps.
+// Lookups compare through string views (no copy).
 using CommKey = std::pair<std::string, uint32_t>;
 struct CommKeyLess {
   using is_transparent = void;
@@ -134,18 +183,23 @@ class FlightRecorder : public comm::OpObserver {
     std::lock_guard<std::mutex> lock(mu_);
     CommRing& ring = RingLocked(op);
     Entry& e = ring.Push();
-    e.op = op;  // copy-assigns into the slot's string buffers
-    e.start.reset();
-    e.leave.reset();
-    e.finished = false;
-    e.result = HCCL_SUCCESS;
+    e.op = op;  // no allocation: the record's strings live in its CommInfo
     e.error.clear();
     e.tasks.reset();
   }
 
+  // On the stream worker, without the lock (Progress).
   void OnStart(const comm::OpRecord& op) override {
-    std::lock_guard<std::mutex> lock(mu_);
-    if (Entry* e = FindLocked(op)) e->start = WallClock::now();
+    auto* state = static_cast<CommState*>(State(op).get());
+    if (state == nullptr) return;
+    const WallClock::rep now = WallClock::now().time_since_epoch().count();
+    Progress& p = state->Of(op.index);
+    p.Write([&] {
+      p.index.store(op.index, std::memory_order_relaxed);
+      p.start.store(now, std::memory_order_relaxed);
+      p.leave.store(0, std::memory_order_relaxed);
+      p.result.store(HCCL_SUCCESS, std::memory_order_relaxed);
+    });
   }
 
   void OnTasks(const comm::OpRecord& op, const std::shared_ptr<alg::TaskLog>& tasks) override {
@@ -155,15 +209,21 @@ class FlightRecorder : public comm::OpObserver {
 
   void OnFinish(const comm::OpRecord& op, HcclResult result,
                 const comm::OpFailure* failure) override {
-    {
-      std::lock_guard<std::mutex> lock(mu_);
-      if (Entry* e = FindLocked(op)) {
-        e->leave = WallClock::now();
-        if (!e->start) e->start = e->leave;
-        e->finished = true;
-        e->result = result;
-        if (failure != nullptr) e->error = failure->reason;
+    auto* state = static_cast<CommState*>(State(op).get());
+    if (state == nullptr) return;
+    const WallClock::rep now = WallClock::now().time_since_epoch().count();
+    Progress& p = state->Of(op.index);
+    p.Write([&] {
+      if (p.index.load(std::memory_order_relaxed) != op.index) {  // it never started
+        p.index.store(op.index, std::memory_order_relaxed);
+        p.start.store(now, std::memory_order_relaxed);
       }
+      p.leave.store(now, std::memory_order_relaxed);
+      p.result.store(result, std::memory_order_relaxed);
+    });
+    if (failure != nullptr) {
+      std::lock_guard<std::mutex> lock(mu_);
+      if (Entry* e = FindLocked(op)) e->error = failure->reason;
     }
     if (result != HCCL_SUCCESS && failure_dumps_.fetch_add(1) < kMaxFailureDumps) {
       Dump(fmt::format("op failed: tag[{}] index[{}] rank[{}] result[{}]", op.tag(), op.index,
@@ -199,9 +259,15 @@ class FlightRecorder : public comm::OpObserver {
           const comm::OpRecord& op = e.op;
           if (!first_op) json += ',';
           first_op = false;
-          const char* state = !e.start ? "queued"
-                              : !e.finished ? "running"
-                              : e.result == HCCL_SUCCESS ? "done"
+          // The op's progress, if the slot still describes this op (not yet a later one).
+          Progress::View p = static_cast<CommState*>(StateOf(*op.comm).get())->Of(op.index).Read();
+          if (p.index != op.index) p = Progress::View{};
+          std::optional<WallClock::time_point> start, leave;
+          if (p.start != 0) start = WallClock::time_point(WallClock::duration(p.start));
+          if (p.leave != 0) leave = WallClock::time_point(WallClock::duration(p.leave));
+          const char* state = !start ? "queued"
+                              : !leave ? "running"
+                              : p.result == HCCL_SUCCESS ? "done"
                                                          : "failed";
           json += fmt::format(
               "\n {{\"index\":{},\"tag\":{},\"op\":{},\"count\":{},\"dataType\":{},"
@@ -213,8 +279,8 @@ class FlightRecorder : public comm::OpObserver {
                                          : std::string("null"),
               comm::OpHasRoot(op.type) ? std::to_string(op.root) : std::string("null"),
               op.stream_id, op.task_id, Escape(op.alg_type()),
-              Escape(FormatPlogTime(op.enqueue_time)), TimeOrNull(e.start), TimeOrNull(e.leave),
-              state, static_cast<int>(e.result));
+              Escape(FormatPlogTime(op.enqueue_time)), TimeOrNull(start), TimeOrNull(leave),
+              state, p.result);
           if (!e.error.empty()) json += ",\"error\":" + Escape(e.error);
           if (e.tasks) AppendTasks(*e.tasks, &json);
           json += '}';
@@ -252,9 +318,10 @@ class FlightRecorder : public comm::OpObserver {
 
  private:
   CommRing& RingLocked(const comm::OpRecord& op) {
-    std::shared_ptr<void>& cached = State(op);
-    auto* ring = static_cast<CommRing*>(cached.get());
-    if (ring == nullptr || ring->evicted) {
+    std::shared_ptr<void>& slot = State(op);
+    if (!slot) slot = std::make_shared<CommState>();
+    auto& state = *static_cast<CommState*>(slot.get());
+    if (!state.ring || state.ring->evicted) {
       auto it = comms_.find(CommKeyLess::View(op.identifier(), op.rank));
       if (it == comms_.end()) {
         if (comms_.size() >= kMaxComms) {
@@ -262,7 +329,7 @@ class FlightRecorder : public comm::OpObserver {
           for (auto i = comms_.begin(); i != comms_.end(); ++i) {
             if (i->second->last_use < oldest->second->last_use) oldest = i;
           }
-          // Its ops go (their records hold the CommInfo that caches the ring: a cycle).
+          // Its ops go (their records hold the CommInfo whose state holds the ring: a cycle).
           CommRing& gone = *oldest->second;
           gone.evicted = true;
           gone.slots = std::vector<Entry>();
@@ -278,17 +345,16 @@ class FlightRecorder : public comm::OpObserver {
         it = comms_.emplace(CommKey(op.identifier(), op.rank), std::move(fresh)).first;
         comms_count_.store(comms_.size());
       }
-      cached = it->second;
-      ring = it->second.get();
+      state.ring = it->second;
     }
-    ring->last_use = ++use_clock_;
-    return *ring;
+    state.ring->last_use = ++use_clock_;
+    return *state.ring;
   }
 
   // The ring of the op's communicator, if it has one (null: none, or it was dropped).
   CommRing* FindRingLocked(const comm::OpRecord& op) {
-    auto* ring = static_cast<CommRing*>(State(op).get());
-    if (ring != nullptr && !ring->evicted) return ring;
+    auto* state = static_cast<CommState*>(State(op).get());
+    if (state != nullptr && state->ring && !state->ring->evicted) return state->ring.get();
     auto it = comms_.find(CommKeyLess::View(op.identifier(), op.rank));
     return it == comms_.end() ? nullptr : it->second.get();
   }

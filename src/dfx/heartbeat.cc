@@ -62,15 +62,23 @@ struct CommEntry {
   std::vector<std::string> endpoints;  // per rank: "ip:port" of its heartbeat, "" = none
   std::vector<uint32_t> pids;
   std::vector<std::string> neighbours;  // peer endpoints this entry holds a reference on
-  // This rank's op counters: entered (started) and left (finished).
-  uint64_t in = 0;
-  uint64_t out = 0;
-  bool detached = false;  // Detach ran: ops of the communicator count no more
-  // The op inside (when in > out): its communicator's names and its type give its tag.
-  std::weak_ptr<const comm::CommInfo> info;
-  comm::OpType current_type = comm::OpType::kAllReduce;
-  uint64_t current_index = 0;
-  SteadyClock::time_point inside_since;
+  // This rank's op counters: entered (started) and left (finished), and the op inside. The
+  // stream worker writes them without mu_ (an op never waits for the heartbeat thread); readers
+  // take counts() (out first, so a snapshot never has more ops left than entered).
+  std::atomic<uint64_t> in{0};
+  std::atomic<uint64_t> out{0};
+  std::atomic<bool> detached{false};  // Detach ran: ops of the communicator count no more
+  std::weak_ptr<const comm::CommInfo> info;  // its names: the tag of the op inside
+  std::atomic<comm::OpType> current_type{comm::OpType::kAllReduce};
+  std::atomic<uint64_t> current_index{0};
+  std::atomic<SteadyClock::rep> inside_since{0};  // SteadyClock ticks
+  struct Counts {
+    uint64_t in = 0, out = 0;
+  };
+  Counts counts() const {
+    const uint64_t o = out.load(std::memory_order_acquire);
+    return {in.load(std::memory_order_acquire), o};
+  }
   // STUCK detection.
   SteadyClock::time_point next_check;
   bool prev_cond = false;
@@ -296,7 +304,7 @@ class Heartbeat::Impl : public comm::OpObserver {
           std::find_if(comms_.begin(), comms_.end(), [&](const auto& c) { return c->raw == raw; });
       if (it == comms_.end()) return;
       e = *it;
-      e->detached = true;
+      e->detached.store(true);
       comms_.erase(it);
       for (const std::string& ep : e->neighbours) {
         auto pit = peers_.find(ep);
@@ -315,24 +323,26 @@ class Heartbeat::Impl : public comm::OpObserver {
 
   // ---- op counters (stream workers) ----
   void OnEnqueue(const comm::OpRecord&) override {}
+  // The communicator's entry comes from its slot, written once by Attach before the
+  // communicator's handle (so any op of it) existed; counting needs no lock.
   void OnStart(const comm::OpRecord& op) override {
-    std::lock_guard<std::mutex> lock(mu_);
-    CommEntry* e = EntryLocked(op);
+    CommEntry* e = AttachedEntry(op);
     if (e == nullptr) return;
-    ++e->in;
-    e->current_type = op.type;
-    e->current_index = op.index;
-    e->inside_since = SteadyClock::now();
+    e->current_type.store(op.type, std::memory_order_relaxed);
+    e->current_index.store(op.index, std::memory_order_relaxed);
+    e->inside_since.store(SteadyClock::now().time_since_epoch().count(),
+                          std::memory_order_relaxed);
+    e->in.fetch_add(1, std::memory_order_release);
   }
   void OnFinish(const comm::OpRecord& op, HcclResult, const comm::OpFailure* failure) override {
-    std::lock_guard<std::mutex> lock(mu_);
     // Runs before the task-exception report of the same op: remember a link failure, whose CQE
     // event may still be on its way from the transport's thread.
     if (failure != nullptr && failure->kind == comm::OpFailure::Kind::kLink) {
+      std::lock_guard<std::mutex> lock(mu_);
       link_failed_ops_.insert({op.identifier(), op.index});
       if (link_failed_ops_.size() > 1024) link_failed_ops_.erase(link_failed_ops_.begin());
     }
-    if (CommEntry* e = EntryLocked(op)) ++e->out;
+    if (CommEntry* e = AttachedEntry(op)) e->out.fetch_add(1, std::memory_order_release);
   }
 
   // ---- task exception ----
@@ -531,10 +541,10 @@ class Heartbeat::Impl : public comm::OpObserver {
         stuck_detection_ ? "on" : "off");
   }
 
-  // The attached entry of the op's communicator (null: not monitored, or detached). Under mu_.
-  CommEntry* EntryLocked(const comm::OpRecord& op) const {
+  // The attached entry of the op's communicator (null: not monitored, or detached).
+  CommEntry* AttachedEntry(const comm::OpRecord& op) const {
     auto* e = static_cast<CommEntry*>(State(op).get());
-    return e != nullptr && !e->detached ? e : nullptr;
+    return e != nullptr && !e->detached.load(std::memory_order_relaxed) ? e : nullptr;
   }
 
   std::chrono::milliseconds StuckPeriod(const CommEntry& e) const {
@@ -840,7 +850,10 @@ class Heartbeat::Impl : public comm::OpObserver {
   // ---- periodic work ----
   void BeatLocked() {
     BeatFrame b;
-    for (const auto& c : comms_) b.comms.push_back({c->key, c->rank, c->in, c->out});
+    for (const auto& c : comms_) {
+      const CommEntry::Counts n = c->counts();
+      b.comms.push_back({c->key, c->rank, n.in, n.out});
+    }
     const std::vector<uint8_t> frame = EncodeBeat(b);
     for (auto& [key, p] : peers_) {
       if (p.state == PeerState::kUp && !p.bye_sent) QueueLocked(p, frame, true);
@@ -893,31 +906,34 @@ class Heartbeat::Impl : public comm::OpObserver {
       if (!stuck_detection_ || e.exec_timeout_s == 0 || now < e.next_check) continue;
       e.next_check = now + StuckPeriod(e);
       bool not_entered = false, never_leaves = false;
+      const CommEntry::Counts mine = e.counts();
       auto judge = [&](uint64_t in, uint64_t out) {
-        if (in > out && in > e.in) not_entered = true;  // a peer is inside an op I never entered
-        if (e.in > e.out && out >= e.in) never_leaves = true;  // a peer left the op I am inside
+        if (in > out && in > mine.in) not_entered = true;  // a peer is inside an op I never entered
+        if (mine.in > mine.out && out >= mine.in) never_leaves = true;  // a peer left the op I am inside
       };
       for (const auto& [k, c] : remote_) {
         if (k.first == e.key && k.second != e.rank && now - c.at < fresh) judge(c.in, c.out);
       }
       for (const auto& other : comms_) {  // ranks of the same communicator in this process
-        if (other.get() != &e && other->key == e.key) judge(other->in, other->out);
+        if (other.get() == &e || other->key != e.key) continue;
+        const CommEntry::Counts theirs = other->counts();
+        judge(theirs.in, theirs.out);
       }
       const bool cond = not_entered || never_leaves;
-      const bool still = e.in == e.prev_in && e.out == e.prev_out;
+      const bool still = mine.in == e.prev_in && mine.out == e.prev_out;
       if (cond && e.prev_cond && still) {
         HCCL_RUN_INFO("[HCCL_TRACE]rank:{}, count of currently executed operators:{}", e.uid(),
-                      e.in);
+                      mine.in);
         HCCL_RUN_WARNING("[Heartbeat]rank [{}] of communicator [{}] is stuck: {} (op in/out {}/{})",
                          e.uid(), e.identifier,
                          not_entered ? "it has not entered an op its peers are inside"
                                      : "it is inside an op its peers have left",
-                         e.in, e.out);
+                         mine.in, mine.out);
         RaiseLocked(e.uid(), e.uid(), HbStatus::kStuck, "", 0);
       }
       e.prev_cond = cond;
-      e.prev_in = e.in;
-      e.prev_out = e.out;
+      e.prev_in = mine.in;
+      e.prev_out = mine.out;
     }
   }
 
@@ -1090,17 +1106,19 @@ class Heartbeat::Impl : public comm::OpObserver {
       m["comm"] = c->identifier;
       m["rank"] = c->rank;
       m["size"] = c->size;
-      m["in"] = c->in;
-      m["out"] = c->out;
+      const CommEntry::Counts n = c->counts();
+      m["in"] = n.in;
+      m["out"] = n.out;
       m["exec_timeout_s"] = c->exec_timeout_s;
       m["aborted"] = c->aborted;
-      if (c->in > c->out) {
+      if (n.in > n.out) {
         if (auto info = c->info.lock()) {
-          m["op"] = info->tags[static_cast<size_t>(c->current_type)];
+          m["op"] = info->tags[static_cast<size_t>(c->current_type.load())];
         }
-        m["index"] = c->current_index;
+        m["index"] = c->current_index.load();
+        const SteadyClock::time_point since(SteadyClock::duration(c->inside_since.load()));
         m["inside_ms"] =
-            std::chrono::duration_cast<std::chrono::milliseconds>(now - c->inside_since).count();
+            std::chrono::duration_cast<std::chrono::milliseconds>(now - since).count();
       }
       members.push_back(m);
       for (uint32_t r = 0; r < c->size; ++r) {
