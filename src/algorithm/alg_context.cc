@@ -56,9 +56,10 @@ HcclResult Ctx::Begin(bool reduces) {
   if (scratch_.base != nullptr && scratch_.bytes != 0) {
     // A CCL buffer freed before the op ran (comm destroyed before sync) fails here, before the
     // transport writes into it.
-    rt::AddrCheck check = rt::DeviceMemory::Instance().Check(scratch_.base, scratch_.bytes, false);
-    if (check.state == rt::AddrState::kFreed || check.state == rt::AddrState::kOverflow) {
-      check.purpose = rt::DeviceMemory::Instance().Check(scratch_.base, scratch_.bytes).purpose;
+    const rt::AddrState state = rt::DeviceMemory::Instance().State(scratch_.base, scratch_.bytes);
+    if (state == rt::AddrState::kFreed || state == rt::AddrState::kOverflow) {
+      rt::AddrCheck check = rt::DeviceMemory::Instance().Check(scratch_.base, scratch_.bytes);
+      check.state = state;
       result_->copy.faulted = true;
       result_->copy.on_dst = true;
       result_->copy.check = check;
@@ -314,11 +315,10 @@ HcclResult Ctx::ReduceSlots(void* dst, const void* own, uint32_t nslots, uint64_
 
 HcclResult Ctx::CheckUser(const void* p, size_t bytes, bool is_dst) {
   if (bytes == 0 || p == nullptr) return HCCL_SUCCESS;
-  rt::AddrCheck check = rt::DeviceMemory::Instance().Check(p, bytes, false);
-  if (check.state != rt::AddrState::kFreed && check.state != rt::AddrState::kOverflow) {
-    return HCCL_SUCCESS;
-  }
-  check.purpose = rt::DeviceMemory::Instance().Check(p, bytes).purpose;
+  const rt::AddrState state = rt::DeviceMemory::Instance().State(p, bytes);
+  if (state != rt::AddrState::kFreed && state != rt::AddrState::kOverflow) return HCCL_SUCCESS;
+  rt::AddrCheck check = rt::DeviceMemory::Instance().Check(p, bytes);
+  check.state = state;
   result_->copy.faulted = true;
   result_->copy.on_dst = is_dst;
   result_->copy.check = check;

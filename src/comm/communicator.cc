@@ -415,8 +415,15 @@ HcclResult Communicator::Enqueue(OpDesc&& op, rt::Stream* stream, const void* ha
 
 HcclResult Communicator::EnsureLinks(const OpDesc& op, alg::Algo algo, const std::string& tag,
                                      OpFailure* failure) {
-  std::vector<transport::Endpoint> peers;
+  static_assert(
+      static_cast<int>(OpType::kBarrier) * 8 + static_cast<int>(alg::Algo::kHierarchical) < 128,
+      "established_bits_ holds every (op type, algorithm) pair");
   const std::pair<int, int> key{static_cast<int>(op.type), static_cast<int>(algo)};
+  const unsigned bit = static_cast<unsigned>(key.first) * 8 + static_cast<unsigned>(key.second);
+  if ((established_bits_[bit / 64].load(std::memory_order_acquire) >> (bit % 64)) & 1) {
+    return HCCL_SUCCESS;
+  }
+  std::vector<transport::Endpoint> peers;
   {
     std::lock_guard<std::mutex> lock(links_mu_);
     if (established_.count(key) != 0) return HCCL_SUCCESS;
@@ -459,6 +466,7 @@ HcclResult Communicator::EnsureLinks(const OpDesc& op, alg::Algo algo, const std
       op.type != OpType::kBatchSendRecv) {
     std::lock_guard<std::mutex> lock(links_mu_);
     established_.insert(key);
+    established_bits_[bit / 64].fetch_or(uint64_t{1} << (bit % 64), std::memory_order_release);
   }
   return HCCL_SUCCESS;
 }
@@ -552,12 +560,11 @@ aclError Communicator::Execute(const OpDesc& op, const OpRecord& record) {
     const uint32_t other_stream = running_stream_.load();
     if (other_stream != record.stream_id) {
       bool first;
-      std::string other_tag;
       {
         std::lock_guard<std::mutex> lock(links_mu_);
         first = reported_stream_pairs_.insert({other_stream, record.stream_id}).second;
-        other_tag = running_tag_;
       }
+      const std::string& other_tag = info_->tags[static_cast<size_t>(running_type_.load())];
       if (first) {
         HCCL_ERROR(
             "[TaskExecStage][InvalidArgument]communicator[{}] used from two streams at once: op "
@@ -569,10 +576,7 @@ aclError Communicator::Execute(const OpDesc& op, const OpRecord& record) {
     exec_lock.lock();
   }
   running_stream_.store(record.stream_id);
-  {
-    std::lock_guard<std::mutex> lock(links_mu_);
-    running_tag_ = record.tag();
-  }
+  running_type_.store(static_cast<int>(op.type));  // its tag: info_->tags[type]
   NotifyStart(record);
 
   // Every op stages through the CCL buffer first, as on a device: after HcclCommDestroy this
@@ -592,8 +596,10 @@ aclError Communicator::Execute(const OpDesc& op, const OpRecord& record) {
   thread_local std::vector<BufferUse> uses;
   UserBuffers(op, rank(), size(), &uses);
   for (const BufferUse& use : uses) {
-    rt::AddrCheck check = rt::DeviceMemory::Instance().Check(use.ptr, use.bytes, false);
-    if (check.state == rt::AddrState::kFreed || check.state == rt::AddrState::kOverflow) {
+    const rt::AddrState state = rt::DeviceMemory::Instance().State(use.ptr, use.bytes);
+    if (state == rt::AddrState::kFreed || state == rt::AddrState::kOverflow) {
+      rt::AddrCheck check = rt::DeviceMemory::Instance().Check(use.ptr, use.bytes, false);
+      check.state = state;
       failure.copy_src = use.ptr;
       failure.copy_dst = use.ptr;
       failure.copy_bytes = use.bytes;
@@ -637,9 +643,11 @@ aclError Communicator::Execute(const OpDesc& op, const OpRecord& record) {
     ~LinksLoan() { home.swap(group); }
   } loan{group_links_, group.links};
   group.links.swap(group_links_);
-  group.links.assign(size(), nullptr);
+  // A rank, once linked, keeps its link for the transport's life (never replaced or removed
+  // before the transport goes): only the ranks not linked yet are looked up (a lock each).
+  if (group.links.size() != size()) group.links.assign(size(), nullptr);
   for (uint32_t r = 0; r < size(); ++r) {
-    if (r != rank()) group.links[r] = transport_->link(r);
+    if (r != rank() && group.links[r] == nullptr) group.links[r] = transport_->link(r);
   }
   group.wait.spin = spin_wait_;
   const uint32_t exec_timeout = options_.exec_timeout_s;

@@ -115,11 +115,13 @@ class Communicator : public std::enable_shared_from_this<Communicator> {
 
   std::mutex links_mu_;
   std::set<std::pair<int, int>> established_;  // (op type, algorithm) pairs already linked
+  // The same pairs as bits (type * 8 + algorithm), read without the lock by every op.
+  std::atomic<uint64_t> established_bits_[2] = {0, 0};
 
   // Ops of one communicator must not run at once (they share links and the CCL buffer).
   std::mutex exec_mu_;
   std::atomic<uint32_t> running_stream_{0};
-  std::string running_tag_;
+  std::atomic<int> running_type_{0};  // OpType of the op running (its tag: info_->tags[type])
   std::set<std::pair<uint32_t, uint32_t>> reported_stream_pairs_;
 
   std::atomic<bool> consistency_check_{true};

@@ -184,6 +184,24 @@ std::string DescribeFingerprint(const OpFingerprint& fp) {
   return s;
 }
 
+namespace {
+
+// CompareFingerprints' verdict without building a Mismatch: every op compares two headers,
+// and the strings are needed only when they differ.
+bool SameOp(const OpFingerprint& a, const OpFingerprint& b) {
+  if (b.magic != kMagic || a.type != b.type || a.count != b.count || a.dtype != b.dtype) {
+    return false;
+  }
+  const OpType t = static_cast<OpType>(a.type);
+  if ((t == OpType::kAlltoAll || t == OpType::kAlltoAllV || t == OpType::kAlltoAllVC) &&
+      a.recv_dtype != b.recv_dtype) {
+    return false;
+  }
+  return a.reduce == b.reduce && a.root == b.root && a.vhash == b.vhash && a.coll_seq == b.coll_seq;
+}
+
+}  // namespace
+
 bool CompareFingerprints(const OpFingerprint& a, const OpFingerprint& b, Mismatch* out) {
   auto differ = [&](const char* name, std::string l, std::string r) {
     out->parameter = name;
@@ -241,8 +259,7 @@ transport::HeadVerdict FingerprintHeader::OnHead(void* ctx, uint32_t peer, const
   auto* self = static_cast<FingerprintHeader*>(ctx);
   OpFingerprint theirs;
   std::memcpy(&theirs, head, sizeof(theirs));
-  Mismatch m;
-  const bool same = CompareFingerprints(self->mine_, theirs, &m);
+  const bool same = SameOp(self->mine_, theirs);
   // The check is off: no report, but another op's data is never taken either.
   if (!same && !self->report_) return HeadVerdict::kHold;
   const uint32_t n = self->header_.npeers;
@@ -262,7 +279,9 @@ transport::HeadVerdict FingerprintHeader::OnHead(void* ctx, uint32_t peer, const
     if (!self->got_[i]) return same ? HeadVerdict::kAccept : HeadVerdict::kHold;
   }
   for (uint32_t i = 0; i < n; ++i) {
-    if (CompareFingerprints(self->mine_, self->theirs_[i], &m)) continue;
+    if (SameOp(self->mine_, self->theirs_[i])) continue;
+    Mismatch m;
+    CompareFingerprints(self->mine_, self->theirs_[i], &m);
     SetCollectiveMismatch(self->mine_, self->theirs_[i], self->peer_rank_[i], std::move(m),
                           &self->result_);
     return HeadVerdict::kFail;

@@ -6,6 +6,7 @@
 // Only the newest kMaxFreedRecords are kept; an evicted record's range is unmapped for real.
 #include "runtime/device_memory.h"
 
+#include <sched.h>
 #include <sys/mman.h>
 #include <unistd.h>
 
@@ -100,16 +101,67 @@ VmaId FindVma(uintptr_t addr) {
 
 }  // namespace
 
+// A range a thread's guard found live (inside one live allocation) or host (no live allocation
+// starts in it and no freed record overlaps it), valid while the map's generation is `gen`.
+struct Remembered {
+  uint64_t gen = 0;                                // live_gen when found; 0 never matches
+  uintptr_t base = 0, alloc_end = 0, map_end = 0;  // host: the range checked is [base, map_end)
+  size_t size = 0;
+  int32_t device = -1;
+  bool host = false;
+};
+
+// Lock-free readers (EnterFast): a copy marks its thread's slot busy, and a writer that takes
+// memory away (Free, Unregister, UnregisterAndUnmap) raises `writing` and then waits until no
+// slot is busy, Dekker-style (both sides store, then load the other's flag, seq_cst): either
+// the reader sees the writer and takes the shared lock instead, or the writer sees the reader
+// and waits for its copy to end.
+struct alignas(64) ReaderSlot {
+  std::atomic<uint32_t> busy{0};
+  std::atomic<uint32_t> owned{0};  // claimed by a live thread
+};
+
 struct DeviceMemory::Impl {
   mutable std::shared_mutex mu;
   std::map<uintptr_t, LiveAlloc> live;
-  // Bumped (under the exclusive lock) whenever `live` changes: a thread's cached live hits
-  // (LiveHits) are valid while it is unchanged.
+  // Bumped (under the exclusive lock) whenever `live` changes: a thread's remembered ranges
+  // (Remembered) are valid while it is unchanged. Every change of `freed` that could turn a
+  // host range into a freed one comes with a change of `live` (Free, Unregister).
   std::atomic<uint64_t> live_gen{1};
   std::map<uintptr_t, FreedAlloc> freed;
   std::deque<std::pair<uintptr_t, uint64_t>> freed_order;  // oldest first
   uint64_t freed_seq = 0;
   std::unordered_map<int32_t, size_t> used;
+
+  static constexpr uint32_t kReaderSlots = 256;  // threads beyond this take the shared lock
+  ReaderSlot readers[kReaderSlots];
+  std::atomic<uint32_t> readers_used{0};  // slots [0, readers_used) were ever claimed
+  std::atomic<uint32_t> writing{0};       // a writer is taking memory away (under mu)
+
+  std::atomic<uint32_t>* ClaimReaderSlot() {
+    for (uint32_t i = 0; i < kReaderSlots; ++i) {
+      uint32_t free_slot = 0;
+      if (!readers[i].owned.compare_exchange_strong(free_slot, 1)) continue;
+      uint32_t used_now = readers_used.load();
+      while (used_now < i + 1 && !readers_used.compare_exchange_weak(used_now, i + 1)) {
+      }
+      return &readers[i].busy;
+    }
+    return nullptr;
+  }
+
+  // Under the exclusive lock, before memory is taken away: no lock-free copy is in progress
+  // once this returns, and none starts until EndWrite.
+  void BeginWrite() {
+    writing.store(1, std::memory_order_seq_cst);
+    const uint32_t n = readers_used.load(std::memory_order_seq_cst);
+    for (uint32_t i = 0; i < n; ++i) {
+      for (int spins = 0; readers[i].busy.load(std::memory_order_seq_cst) != 0; ++spins) {
+        if (spins > 64) sched_yield();
+      }
+    }
+  }
+  void EndWrite() { writing.store(0, std::memory_order_release); }
 
   // Drops freed records overlapping [p, end): that range now belongs to a new allocation.
   void DropFreedOverlapping(uintptr_t p, uintptr_t end) {
@@ -155,23 +207,57 @@ struct DeviceMemory::Impl {
     return f.vma.valid && FindVma(lo) == f.vma;
   }
 
-  // with_purpose=false leaves check.purpose empty: the per-copy guard needs only the state, and
-  // copying a purpose longer than the short-string buffer allocated on every copy.
-  // The last live allocations this thread's checks hit: the per-op guards check the same few
-  // buffers (user buffers, CCL buffer) again and again, ~10 times per small op.
-  struct LiveHit {
-    uint64_t gen = 0;  // live_gen when cached; 0 never matches
-    uintptr_t base = 0, alloc_end = 0, map_end = 0;
-    size_t size = 0;
-    int32_t device = -1;
+  // Each thread's last ranges found live or host: the per-op guards check the same few buffers
+  // (user buffers, CCL buffer, the op header on the stack) again and again, ~10 times per op.
+  // Trivially constructed and destroyed, so reaching it costs one TLS lookup and no guard
+  // (~20 instructions a check otherwise); the reader slot is given back by SlotOwner.
+  struct ThreadState {
+    Remembered slot[4];
+    unsigned next;
+    std::atomic<uint32_t>* busy;  // this thread's reader slot
+    bool claimed;                 // tried to claim one
   };
-  struct LiveHits {
-    LiveHit slot[4];
-    unsigned next = 0;
+  static ThreadState& Tls() {
+    static thread_local constinit ThreadState state{};
+    return state;
+  }
+  // At thread exit: the slot goes back for another thread, and a guard that runs later on this
+  // thread (another thread_local's destructor) takes the lock.
+  struct SlotOwner {
+    ~SlotOwner() {
+      ThreadState& t = Tls();
+      if (t.busy != nullptr) {
+        reinterpret_cast<ReaderSlot*>(t.busy)->owned.store(0, std::memory_order_release);
+      }
+      t.busy = nullptr;
+      t.claimed = true;
+    }
   };
-  static LiveHits& Hits() {
-    thread_local LiveHits hits;
-    return hits;
+  static void ClaimFor(Impl& m, ThreadState& t) {
+    static thread_local SlotOwner owner;  // constructed here, on the thread's first claim
+    (void)owner;
+    t.claimed = true;
+    t.busy = m.ClaimReaderSlot();
+  }
+
+  // What this thread remembers of [p, p+n) under generation gen: kLive, kOverflow or kHost
+  // (*hit: the range remembered), or kFreed meaning "not known here: look it up".
+  static AddrState Remembers(const ThreadState& t, uint64_t gen, uintptr_t p, size_t n,
+                             const Remembered** hit = nullptr) {
+    const uintptr_t end = EndOf(p, n == 0 ? 1 : n);
+    for (const Remembered& h : t.slot) {
+      if (h.gen != gen) continue;
+      if (h.host) {
+        if (p < h.base || end > h.map_end) continue;
+        if (hit != nullptr) *hit = &h;
+        return AddrState::kHost;
+      }
+      if (p >= h.base && p < h.map_end) {
+        if (hit != nullptr) *hit = &h;
+        return end <= h.alloc_end ? AddrState::kLive : AddrState::kOverflow;
+      }
+    }
+    return AddrState::kFreed;
   }
 
   AddrCheck CheckLocked(const void* ptr, size_t size, bool with_purpose = true) const {
@@ -186,18 +272,10 @@ struct DeviceMemory::Impl {
       check.alloc_base = base;
       check.alloc_size = alloc_size;
     };
-    LiveHits& hits = Hits();
-    if (!with_purpose) {
-      for (const LiveHit& h : hits.slot) {
-        if (h.gen == gen && p >= h.base && p < h.map_end) {
-          fill(h.base, h.alloc_end, h.size, h.device);
-          return check;
-        }
-      }
-    }
-    auto it = live.upper_bound(p);
-    if (it != live.begin()) {
-      --it;
+    ThreadState& t = Tls();
+    auto live_it = live.upper_bound(p);
+    if (live_it != live.begin()) {
+      auto it = std::prev(live_it);
       const LiveAlloc& a = it->second;
       // The page padding after an allocation is still "past its end".
       const uintptr_t alloc_end = EndOf(it->first, a.size);
@@ -205,7 +283,8 @@ struct DeviceMemory::Impl {
       if (p < map_end) {
         fill(it->first, alloc_end, a.size, a.device);
         if (with_purpose) check.purpose = a.purpose;
-        hits.slot[hits.next++ % 4] = LiveHit{gen, it->first, alloc_end, map_end, a.size, a.device};
+        t.slot[t.next++ % 4] =
+            Remembered{gen, it->first, alloc_end, map_end, a.size, a.device, false};
         return check;
       }
     }
@@ -213,17 +292,35 @@ struct DeviceMemory::Impl {
     if (ft != freed.begin()) {
       --ft;
       const FreedAlloc& f = ft->second;
-      if (EndOf(ft->first, std::max(f.size, f.map_len)) > p && StillFreed(ft->first, f, p, end)) {
-        check.state = AddrState::kFreed;
-        check.device = f.device;
-        check.alloc_base = ft->first;
-        check.alloc_size = f.size;
-        if (with_purpose) check.purpose = f.purpose;
+      if (EndOf(ft->first, std::max(f.size, f.map_len)) > p) {
+        if (StillFreed(ft->first, f, p, end)) {
+          check.state = AddrState::kFreed;
+          check.device = f.device;
+          check.alloc_base = ft->first;
+          check.alloc_size = f.size;
+          if (with_purpose) check.purpose = f.purpose;
+        }
+        return check;  // host, but not remembered: it depends on who maps the range now
       }
+    }
+    // Host, and no live allocation starts inside the range either (a range inside this one
+    // could otherwise start in one): remembered. Freed records do not overlap each other, so
+    // the one nearest below `end` not reaching p means none overlaps.
+    if (live_it == live.end() || live_it->first >= end) {
+      t.slot[t.next++ % 4] = Remembered{gen, p, end, end, 0, -1, true};
     }
     return check;
   }
 };
+
+namespace {
+// Not a member: a member function of a shared library may be interposed, so the compiler
+// would call it instead of inlining it (~100 instructions per op).
+DeviceMemory::Impl& Map() {
+  static DeviceMemory::Impl* impl = new DeviceMemory::Impl();  // leaked: outlives statics
+  return *impl;
+}
+}  // namespace
 
 const char* AddrStateName(AddrState state) {
   switch (state) {
@@ -253,8 +350,7 @@ DeviceMemory& DeviceMemory::Instance() {
 }
 
 DeviceMemory::Impl* DeviceMemory::impl() {
-  static Impl* impl = new Impl();
-  return impl;
+  return &Map();
 }
 
 const DeviceMemory::Impl* DeviceMemory::impl() const {
@@ -346,6 +442,7 @@ aclError DeviceMemory::Free(void* ptr) {
     VIGIL_RT_FAIL("Device free failed: devPtr[{}] is invalid: {}.", ptr, why);
     return ACL_ERROR_RT_MEMORY_FREE;
   }
+  m.BeginWrite();
   LiveAlloc a = std::move(it->second);
   m.live.erase(it);
   m.live_gen.fetch_add(1, std::memory_order_relaxed);
@@ -356,6 +453,7 @@ aclError DeviceMemory::Free(void* ptr) {
   size_t reserved = r == MAP_FAILED ? 0 : a.map_len;
   if (r == MAP_FAILED) munmap(ptr, a.map_len);
   m.AddFreed(p, FreedAlloc{a.size, reserved, a.device, std::move(a.purpose), 0, VmaId{}});
+  m.EndWrite();
   return ACL_SUCCESS;
 }
 
@@ -407,6 +505,7 @@ aclError DeviceMemory::Unregister(void* ptr) {
     VIGIL_RT_FAIL("Unregister device memory failed: ptr[{}] is not registered memory.", ptr);
     return ptr == nullptr ? ACL_ERROR_INVALID_PARAM : ACL_ERROR_RT_MEMORY_FREE;
   }
+  m.BeginWrite();
   LiveAlloc a = std::move(it->second);
   m.live.erase(it);
   m.live_gen.fetch_add(1, std::memory_order_relaxed);
@@ -414,6 +513,7 @@ aclError DeviceMemory::Unregister(void* ptr) {
   // The caller unmaps it; the freed record makes in-flight copies into it fail cleanly.
   FreedAlloc rec{a.size, 0, a.device, std::move(a.purpose), 0, FindVma(reinterpret_cast<uintptr_t>(ptr))};
   m.AddFreed(reinterpret_cast<uintptr_t>(ptr), std::move(rec));
+  m.EndWrite();
   return ACL_SUCCESS;
 }
 
@@ -428,6 +528,7 @@ aclError DeviceMemory::UnregisterAndUnmap(void* ptr) {
                   ptr);
     return ptr == nullptr ? ACL_ERROR_INVALID_PARAM : ACL_ERROR_RT_MEMORY_FREE;
   }
+  m.BeginWrite();
   LiveAlloc a = std::move(it->second);
   m.live.erase(it);
   m.live_gen.fetch_add(1, std::memory_order_relaxed);
@@ -441,33 +542,89 @@ aclError DeviceMemory::UnregisterAndUnmap(void* ptr) {
   size_t reserved = r == MAP_FAILED ? 0 : map_len;
   if (r == MAP_FAILED) munmap(ptr, map_len);
   m.AddFreed(base, FreedAlloc{a.size, reserved, a.device, std::move(a.purpose), 0, VmaId{}});
+  m.EndWrite();
   return ACL_SUCCESS;
 }
 
 AddrCheck DeviceMemory::Check(const void* ptr, size_t size, bool with_purpose) const {
-  std::shared_lock<std::shared_mutex> lock(impl()->mu);
-  return impl()->CheckLocked(ptr, size, with_purpose);
+  Impl& m = Map();
+  if (!with_purpose) {
+    // A snapshot either way: the lock would be let go before the caller acts on the answer.
+    const Remembered* hit = nullptr;
+    const AddrState known = Impl::Remembers(Impl::Tls(), m.live_gen.load(std::memory_order_acquire),
+                                            reinterpret_cast<uintptr_t>(ptr), size, &hit);
+    if (known != AddrState::kFreed) {
+      AddrCheck check;
+      check.state = known;
+      if (known != AddrState::kHost) {
+        check.device = hit->device;
+        check.alloc_base = hit->base;
+        check.alloc_size = hit->size;
+      }
+      return check;
+    }
+  }
+  std::shared_lock<std::shared_mutex> lock(m.mu);
+  return m.CheckLocked(ptr, size, with_purpose);
+}
+
+AddrState DeviceMemory::State(const void* ptr, size_t size) const {
+  Impl& m = Map();
+  const AddrState known = Impl::Remembers(Impl::Tls(), m.live_gen.load(std::memory_order_acquire),
+                                          reinterpret_cast<uintptr_t>(ptr), size);
+  if (known != AddrState::kFreed) return known;
+  std::shared_lock<std::shared_mutex> lock(m.mu);
+  return m.CheckLocked(ptr, size, false).state;
+}
+
+std::atomic<uint32_t>* DeviceMemory::EnterFast(const void* dst, size_t dst_n, const void* src,
+                                               size_t src_n) const {
+  Impl& m = Map();
+  Impl::ThreadState& t = Impl::Tls();
+  if (t.busy == nullptr) {
+    if (t.claimed) return nullptr;  // no slot was free: this thread always takes the lock
+    Impl::ClaimFor(m, t);
+    if (t.busy == nullptr) return nullptr;
+  }
+  const uint64_t gen = m.live_gen.load(std::memory_order_acquire);
+  auto fine = [&](const void* p, size_t n) {
+    if (p == nullptr || n == 0) return true;  // as CheckRanges: nothing to check
+    const AddrState s = Impl::Remembers(t, gen, reinterpret_cast<uintptr_t>(p), n);
+    return s == AddrState::kLive || s == AddrState::kHost;
+  };
+  if (!fine(dst, dst_n) || !fine(src, src_n)) return nullptr;
+  t.busy->store(1, std::memory_order_seq_cst);
+  // A writer that started before our busy flag shows in `writing` (seq_cst both ways) and one
+  // that finished since we read gen moved it; either way the lock decides instead.
+  if (m.writing.load(std::memory_order_seq_cst) != 0 ||
+      m.live_gen.load(std::memory_order_relaxed) != gen) {
+    t.busy->store(0, std::memory_order_release);
+    return nullptr;
+  }
+  return t.busy;
 }
 
 bool DeviceMemory::LockShared() const {
-  impl()->mu.lock_shared();
+  Map().mu.lock_shared();
   return true;
 }
 
-void DeviceMemory::UnlockShared() const { impl()->mu.unlock_shared(); }
+void DeviceMemory::UnlockShared() const {
+  Map().mu.unlock_shared();
+}
 
 bool DeviceMemory::CheckRanges(void* dst, size_t dst_n, const void* src, size_t src_n,
                                CopyFault* fault) const {
   auto bad = [](AddrState s) { return s == AddrState::kFreed || s == AddrState::kOverflow; };
   if (dst != nullptr && dst_n > 0) {
-    if (bad(impl()->CheckLocked(dst, dst_n, false).state)) {
-      if (fault != nullptr) *fault = CopyFault{true, true, impl()->CheckLocked(dst, dst_n)};
+    if (bad(Map().CheckLocked(dst, dst_n, false).state)) {
+      if (fault != nullptr) *fault = CopyFault{true, true, Map().CheckLocked(dst, dst_n)};
       return false;
     }
   }
   if (src != nullptr && src_n > 0) {
-    if (bad(impl()->CheckLocked(src, src_n, false).state)) {
-      if (fault != nullptr) *fault = CopyFault{true, false, impl()->CheckLocked(src, src_n)};
+    if (bad(Map().CheckLocked(src, src_n, false).state)) {
+      if (fault != nullptr) *fault = CopyFault{true, false, Map().CheckLocked(src, src_n)};
       return false;
     }
   }
@@ -484,14 +641,14 @@ aclError DeviceMemory::CheckedCopy(void* dst, const void* src, size_t n, CopyFau
 }
 
 size_t DeviceMemory::UsedBytes(int32_t device) const {
-  std::shared_lock<std::shared_mutex> lock(impl()->mu);
-  auto it = impl()->used.find(device);
-  return it == impl()->used.end() ? 0 : it->second;
+  std::shared_lock<std::shared_mutex> lock(Map().mu);
+  auto it = Map().used.find(device);
+  return it == Map().used.end() ? 0 : it->second;
 }
 
 size_t DeviceMemory::FreedRecordCount() const {
-  std::shared_lock<std::shared_mutex> lock(impl()->mu);
-  return impl()->freed.size();
+  std::shared_lock<std::shared_mutex> lock(Map().mu);
+  return Map().freed.size();
 }
 
 }  // namespace vigil::rt

@@ -3,11 +3,16 @@
 // or runs past the end of a live allocation, fails like an SDMA page-table fault instead of
 // corrupting memory. Pointers outside every device allocation are host memory and unchecked.
 //
-// CheckedCopy holds the map's shared lock while it checks and copies, and Free takes it
-// exclusively, so a concurrent Free (comm destroyed before sync) is seen by the next copy and
-// never races one in progress.
+// A copy (CheckedCopy, Guarded) runs as a reader of the map and a Free, Unregister or
+// UnregisterAndUnmap waits for the readers in progress before it changes the map, so a
+// concurrent Free (comm destroyed before sync) is seen by the next copy and never races one in
+// progress. The readers of the per-op guards take no lock: each thread remembers the ranges it
+// found live (or host) and, while the map's generation is unchanged, marks itself busy in a
+// slot of its own that the writers wait on (see device_memory.cc); anything else takes the
+// map's shared lock as before.
 #pragma once
 
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <string>
@@ -70,8 +75,11 @@ class DeviceMemory {
   aclError UnregisterAndUnmap(void* ptr);
 
   // with_purpose=false: purpose stays empty (the per-op guards need it only for a fault report,
-  // and copying it allocates when it is longer than the short-string buffer).
+  // and copying it allocates when it is longer than the short-string buffer), and a range this
+  // thread found live or host before is answered without a lock.
   AddrCheck Check(const void* ptr, size_t size, bool with_purpose = true) const;
+  // Check(ptr, size, false).state, for the per-op guards (no AddrCheck to build and destroy).
+  AddrState State(const void* ptr, size_t size) const;
 
   // memcpy(dst, src, n) after checking both ranges; on a fault copies nothing, fills *fault
   // and returns ACL_ERROR_RT_SYS_DMA.
@@ -86,19 +94,31 @@ class DeviceMemory {
   size_t FreedRecordCount() const;  // bounded (kMaxFreedRecords); tests
   static constexpr size_t kMaxFreedRecords = 4096;
 
+  struct Impl;  // device_memory.cc
+
  private:
   DeviceMemory() = default;
-  struct Impl;
   Impl* impl();
   const Impl* impl() const;
   bool LockShared() const;
   void UnlockShared() const;
   bool CheckRanges(void* dst, size_t dst_n, const void* src, size_t src_n, CopyFault* fault) const;
+  // The lock-free guard: when this thread's remembered ranges show both ranges live or host
+  // and no writer is at work, marks the thread busy and returns its busy flag (the caller
+  // clears it, release, once done); else nullptr and the caller takes the shared lock.
+  std::atomic<uint32_t>* EnterFast(const void* dst, size_t dst_n, const void* src,
+                                   size_t src_n) const;
 };
 
 template <typename Fn>
 aclError DeviceMemory::Guarded(void* dst, size_t dst_n, const void* src, size_t src_n,
                                CopyFault* fault, Fn&& fn) {
+  if (std::atomic<uint32_t>* busy = EnterFast(dst, dst_n, src, src_n)) {
+    fn();
+    busy->store(0, std::memory_order_release);
+    if (fault != nullptr && fault->faulted) *fault = CopyFault{};
+    return ACL_SUCCESS;
+  }
   LockShared();
   if (!CheckRanges(dst, dst_n, src, src_n, fault)) {
     UnlockShared();

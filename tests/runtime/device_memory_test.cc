@@ -348,5 +348,56 @@ TEST_F(DeviceMemoryTest, ConcurrentFreeAndCheckedCopy) {
   }
 }
 
+// A guard that runs lock-free (its ranges remembered live) still holds off a Free: the Free
+// returns only after the guarded work is done, and the next guard sees the memory freed.
+TEST_F(DeviceMemoryTest, FreeWaitsForALockFreeGuardInProgress) {
+  void* p = nullptr;
+  ASSERT_EQ(mem.Alloc(0, 4096, &p, "user"), ACL_SUCCESS);
+  std::atomic<int> stage{0};
+  std::atomic<bool> work_done{false};
+  CopyFault fault;
+  std::thread worker([&] {
+    CopyFault f;
+    // The first guard looks the range up (and remembers it); the second runs lock-free.
+    ASSERT_EQ(mem.Guarded(p, 64, nullptr, 0, &f, [] {}), ACL_SUCCESS);
+    ASSERT_EQ(mem.Guarded(p, 64, nullptr, 0, &f,
+                          [&] {
+                            stage.store(1);
+                            std::this_thread::sleep_for(std::chrono::milliseconds(50));
+                            std::memset(p, 'w', 64);  // still mapped: the Free waits for us
+                            work_done.store(true);
+                          }),
+              ACL_SUCCESS);
+  });
+  const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+  while (stage.load() != 1 && std::chrono::steady_clock::now() < until) std::this_thread::yield();
+  ASSERT_EQ(mem.Free(p), ACL_SUCCESS);
+  EXPECT_TRUE(work_done.load());
+  worker.join();
+  EXPECT_EQ(mem.Guarded(p, 64, nullptr, 0, &fault, [] {}), ACL_ERROR_RT_SYS_DMA);
+  EXPECT_EQ(fault.check.state, AddrState::kFreed);
+}
+
+// A host range a guard remembered stops being host once device memory is registered there.
+TEST_F(DeviceMemoryTest, RememberedHostRangeSeesALaterRegistration) {
+  const size_t len = 64 << 10;
+  void* host = mmap(nullptr, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  ASSERT_NE(host, MAP_FAILED);
+  std::vector<char> src(64, 'h');
+  CopyFault fault;
+  for (int i = 0; i < 2; ++i) {
+    EXPECT_EQ(mem.State(host, 64), AddrState::kHost);
+    EXPECT_EQ(mem.CheckedCopy(host, src.data(), 64, &fault), ACL_SUCCESS);
+  }
+  ASSERT_EQ(mem.Register(0, host, 4096, "CCL buffer"), ACL_SUCCESS);
+  EXPECT_EQ(mem.State(host, 64), AddrState::kLive);
+  EXPECT_EQ(mem.State(host, 8192), AddrState::kOverflow);
+  EXPECT_EQ(mem.CheckedCopy(host, src.data(), 64, &fault), ACL_SUCCESS);
+  ASSERT_EQ(mem.Unregister(host), ACL_SUCCESS);
+  EXPECT_EQ(mem.State(host, 64), AddrState::kFreed);
+  EXPECT_EQ(mem.CheckedCopy(host, src.data(), 64, &fault), ACL_ERROR_RT_SYS_DMA);
+  munmap(host, len);
+}
+
 }  // namespace
 }  // namespace vigil::rt
