@@ -29,9 +29,8 @@ struct Tracked {
   std::shared_ptr<alg::TaskLog> tasks;  // HCCL_DIAGNOSE_ENABLE=1 only
 };
 
-// The last kOpsPerStream ops of one stream, oldest first: grows to kOpsPerStream, then a new op
-// overwrites the oldest slot in place. A deque of entries this large allocated and freed a node
-// per op, and a fresh entry's strings allocated again; a reused slot's strings keep their buffers.
+// The last kOpsPerStream failed ops of one stream, oldest first: grows to kOpsPerStream, then a
+// new op overwrites the oldest slot in place.
 struct StreamOps {
   std::vector<Tracked> slots;
   size_t first = 0;  // slot of the oldest op once full
@@ -46,6 +45,18 @@ struct StreamOps {
     return oldest;
   }
 };
+
+// The op the calling stream worker runs (from OnStart to OnFinish), and the task detail it got
+// just before its OnFinish: a task-failure callback runs on the failing stream's worker right
+// after the task, while the op's record (in the task) is still alive.
+// Trivial, so that it needs no guard (one TLS lookup per op); the task detail, only with
+// HCCL_DIAGNOSE_ENABLE=1, lives apart.
+struct Running {
+  const comm::OpRecord* op = nullptr;
+  bool has_tasks = false;
+};
+thread_local Running t_running;
+thread_local std::shared_ptr<alg::TaskLog> t_tasks;
 
 // What a task that did not complete was waiting for, in words.
 std::string WaitFor(const alg::TaskRecord& t) {
@@ -68,24 +79,19 @@ comm::OpFailure::Kind ReportedKind(const comm::OpRecord& op, const comm::OpFailu
   return f.kind;
 }
 
+// Only a failed op is reported, and it reaches OnFinish with its failure on the stream worker
+// before the runtime's task-failure callback: the handler keeps failed ops only, so queuing an
+// op costs it nothing but the entry log.
 class TaskExceptionHandler : public comm::OpObserver {
  public:
-  void OnEnqueue(const comm::OpRecord& op) override {
-    LogOpEntry(op);
-    std::lock_guard<std::mutex> lock(mu_);
-    Tracked& t = by_stream_[op.stream_id].Push();
-    t.op = op;  // copy-assigns into the slot's string buffers
-    t.failure.reset();
-    t.tasks.reset();
-  }
+  void OnEnqueue(const comm::OpRecord& op) override { LogOpEntry(op); }
 
-  void OnStart(const comm::OpRecord&) override {}
+  void OnStart(const comm::OpRecord& op) override { t_running.op = &op; }
 
-  void OnTasks(const comm::OpRecord& op, const std::shared_ptr<alg::TaskLog>& tasks) override {
+  void OnTasks(const comm::OpRecord&, const std::shared_ptr<alg::TaskLog>& tasks) override {
+    t_tasks = tasks;
+    t_running.has_tasks = true;
     std::lock_guard<std::mutex> lock(mu_);
-    Tracked* t = FindLocked(op.stream_id, op.task_id);
-    if (t == nullptr) return;
-    t->tasks = tasks;
     // Task detail of the last kTaskOps ops only, as HCCL caches it.
     task_ops_.push_back(tasks);
     if (task_ops_.size() > kTaskOps) {
@@ -97,9 +103,24 @@ class TaskExceptionHandler : public comm::OpObserver {
 
   void OnFinish(const comm::OpRecord& op, HcclResult result,
                 const comm::OpFailure* failure) override {
-    if (result == HCCL_SUCCESS || failure == nullptr) return;
+    Running& running = t_running;
+    running.op = nullptr;
+    if (result == HCCL_SUCCESS || failure == nullptr) {
+      if (running.has_tasks) {
+        running.has_tasks = false;
+        t_tasks.reset();
+      }
+      return;
+    }
     std::lock_guard<std::mutex> lock(mu_);
-    if (Tracked* t = FindLocked(op.stream_id, op.task_id)) t->failure = *failure;
+    Tracked& t = by_stream_[op.stream_id].Push();
+    t.op = op;
+    t.failure = *failure;
+    t.tasks.reset();
+    if (running.has_tasks) {
+      running.has_tasks = false;
+      t.tasks = std::move(t_tasks);
+    }
   }
 
   bool LastFailed(const void* comm_handle, comm::OpRecord* op, comm::OpFailure* failure) {
@@ -119,16 +140,25 @@ class TaskExceptionHandler : public comm::OpObserver {
 
   void OnTaskFail(const rt::TaskFailInfo& info) {
     Tracked tracked;
+    Running& running = t_running;
     {
       std::lock_guard<std::mutex> lock(mu_);
       Tracked* t = FindLocked(info.stream_id, info.task_id);
-      if (t == nullptr) {
+      if (t != nullptr) {
+        tracked = *t;
+      } else if (running.op != nullptr && running.op->stream_id == info.stream_id &&
+                 running.op->task_id == info.task_id) {
+        tracked.op = *running.op;  // the op ended without reaching OnFinish (it threw)
+        if (running.has_tasks) tracked.tasks = std::move(t_tasks);
+      } else {
+        running.op = nullptr;
         HCCL_INFO("task streamID[{}] taskID[{}] failed; stream not found or task not from HCCL",
                   info.stream_id, info.task_id);
         return;
       }
-      tracked = *t;
     }
+    running = Running{};
+    t_tasks.reset();
     Report(tracked);
   }
 

@@ -41,6 +41,9 @@ CallbackRegistry& Callbacks() {
 
 struct StreamRegistry {
   std::mutex mu;
+  // Bumped (under mu) whenever a stream leaves the registry: StreamFromHandle's per-thread
+  // cache of its last answer stays good while it is unchanged.
+  std::atomic<uint64_t> removals{0};
   std::unordered_map<void*, std::shared_ptr<Stream>> streams;
   std::map<int32_t, std::shared_ptr<Stream>> defaults;  // per device
 };
@@ -239,7 +242,28 @@ aclError Stream::Synchronize(int32_t timeout_ms) {
   return err;
 }
 
-Stream* StreamFromHandle(void* handle) { return StreamRef(handle).get(); }
+Stream* StreamFromHandle(void* handle) {
+  if (handle == nullptr) return nullptr;
+  // Every op looks its stream up: a thread usually names the same one again, and answering from
+  // the cache saves the registry's lock and hash lookup. A raw pointer, as before: the caller
+  // does not keep the stream alive (StreamRef does).
+  struct Last {
+    void* handle = nullptr;
+    Stream* stream = nullptr;
+    uint64_t removals = 0;
+  };
+  thread_local Last last;
+  StreamRegistry& registry = Registry();
+  if (handle == last.handle &&
+      registry.removals.load(std::memory_order_acquire) == last.removals) {
+    return last.stream;
+  }
+  std::lock_guard<std::mutex> lock(registry.mu);
+  auto it = registry.streams.find(handle);
+  if (it == registry.streams.end()) return nullptr;
+  last = Last{handle, it->second.get(), registry.removals.load(std::memory_order_relaxed)};
+  return last.stream;
+}
 
 std::shared_ptr<Stream> StreamRef(void* handle) {
   if (handle == nullptr) return nullptr;
@@ -271,6 +295,7 @@ aclError DestroyStream(void* handle) {
     if (it == Registry().streams.end()) return ACL_ERROR_RT_PARAM_INVALID;
     stream = std::move(it->second);
     Registry().streams.erase(it);
+    Registry().removals.fetch_add(1, std::memory_order_release);
   }
   stream.reset();  // drains and joins unless another thread still holds a reference
   return ACL_SUCCESS;
@@ -285,6 +310,7 @@ void DestroyDeviceStreams(int32_t device) {
       if (device < 0 || it->second->device() == device) {
         doomed.push_back(std::move(it->second));
         it = streams.erase(it);
+        Registry().removals.fetch_add(1, std::memory_order_release);
       } else {
         ++it;
       }
@@ -294,6 +320,7 @@ void DestroyDeviceStreams(int32_t device) {
       if (device < 0 || it->first == device) {
         doomed.push_back(std::move(it->second));
         it = defaults.erase(it);
+        Registry().removals.fetch_add(1, std::memory_order_release);
       } else {
         ++it;
       }
