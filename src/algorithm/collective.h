@@ -104,6 +104,10 @@ struct Group {
   transport::WaitPolicy wait;
   OpHeader* header = nullptr;  // optional; see OpHeader
   TaskLog* tasks = nullptr;    // optional: record every transfer (HCCL_DIAGNOSE_ENABLE=1)
+  // The layer above checked the op's user buffers and scratch against the device-memory map
+  // when the op began (comm's Execute): the algorithm does not check them again (its copies
+  // and reductions still run guarded).
+  bool ranges_checked = false;
 };
 
 struct Scratch {

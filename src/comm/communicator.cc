@@ -402,9 +402,9 @@ HcclResult Communicator::Enqueue(OpDesc&& op, rt::Stream* stream, const void* ha
   }
   // The task keeps the op, its record and the communicator in place (rt::TaskFn): queuing it
   // allocates nothing.
-  auto task = [self = shared_from_this(), op = std::move(op),
-               record = std::move(record)](std::string* detail) {
-    aclError rc = self->Execute(op, record);
+  auto task = [self = shared_from_this(), op = std::move(op), record = std::move(record), algo,
+               plan](std::string* detail) {
+    aclError rc = self->Execute(op, record, algo, plan);
     if (rc != ACL_SUCCESS && detail != nullptr) *detail = record.tag();
     return rc;
   };
@@ -533,7 +533,8 @@ HcclResult Communicator::RunAlgorithm(const OpDesc& op, alg::Algo algo, const al
   return HCCL_E_NOT_SUPPORT;
 }
 
-aclError Communicator::Execute(const OpDesc& op, const OpRecord& record) {
+aclError Communicator::Execute(const OpDesc& op, const OpRecord& record, alg::Algo algo,
+                               const alg::HierPlan& plan) {
   OpFailure failure;
   // Task-level tracking (HCCL_DIAGNOSE_ENABLE=1); off, no op pays for it.
   std::shared_ptr<alg::TaskLog> tasks;
@@ -583,8 +584,10 @@ aclError Communicator::Execute(const OpDesc& op, const OpRecord& record) {
   // copy hits the freed buffer (EI0012), whatever the algorithm would do next.
   rt::CopyFault fault;
   const uint64_t header[2] = {record.index, static_cast<uint64_t>(op.type)};
-  if (rt::DeviceMemory::Instance().CheckedCopy(ccl_base_, header, sizeof(header), &fault) !=
-      ACL_SUCCESS) {
+  // Only the destination is checked: the source is this frame.
+  if (rt::DeviceMemory::Instance().Guarded(ccl_base_, sizeof(header), nullptr, 0, &fault, [&] {
+        std::memcpy(ccl_base_, header, sizeof(header));
+      }) != ACL_SUCCESS) {
     failure.copy_src = header;
     failure.copy_dst = ccl_base_;
     failure.copy_bytes = sizeof(header);
@@ -593,9 +596,11 @@ aclError Communicator::Execute(const OpDesc& op, const OpRecord& record) {
                                  PtrText(ccl_base_));
     return fail(OpFailure::Kind::kCopyFault, HCCL_E_RUNTIME);
   }
-  thread_local std::vector<BufferUse> uses;
-  UserBuffers(op, rank(), size(), &uses);
-  for (const BufferUse& use : uses) {
+  thread_local std::vector<BufferUse> uses_storage;
+  std::vector<BufferUse>* uses = &uses_storage;
+  asm("" : "+r"(uses));  // one TLS lookup (a call in a shared library), not one per use
+  UserBuffers(op, rank(), size(), uses);
+  for (const BufferUse& use : *uses) {
     const rt::AddrState state = rt::DeviceMemory::Instance().State(use.ptr, use.bytes);
     if (state == rt::AddrState::kFreed || state == rt::AddrState::kOverflow) {
       rt::AddrCheck check = rt::DeviceMemory::Instance().Check(use.ptr, use.bytes, false);
@@ -627,8 +632,6 @@ aclError Communicator::Execute(const OpDesc& op, const OpRecord& record) {
     return fail(OpFailure::Kind::kAbort, HCCL_E_REMOTE);
   }
 
-  alg::HierPlan plan;
-  const alg::Algo algo = PickAlgorithm(op, &plan);
   if (size() > 1 && EnsureLinks(op, algo, record.tag(), &failure) != HCCL_SUCCESS) {
     return fail(failure.kind, failure.code);
   }
@@ -656,6 +659,8 @@ aclError Communicator::Execute(const OpDesc& op, const OpRecord& record) {
   }
   group.wait.abort = &abort_;
   group.tasks = tasks.get();
+  // The user buffers were checked above and the CCL buffer (the scratch) by the header copy.
+  group.ranges_checked = true;
 
   // A transfer of the check or of the algorithm failed: timeout, abort, or a broken link.
   auto fail_transfer = [&](const transport::ProgressError& pe, HcclResult rc) {
@@ -733,18 +738,19 @@ aclError Communicator::Execute(const OpDesc& op, const OpRecord& record) {
     const transport::ProgressError pe = WaitOut(check.remote_rank, group);
     return fail_transfer(pe, pe.code);
   };
-  std::optional<FingerprintHeader> fingerprint;
+  FingerprintHeader* fingerprint = nullptr;
   std::optional<P2pHeader> p2p;
   if (size() > 1 && IsCheckedOp(op.type)) {
-    fingerprint.emplace(MakeFingerprint(op, record.index, ++coll_seq_, rank()), rank(), size(),
-                        report);
+    fingerprint = &fingerprint_;
+    fingerprint->Reset(MakeFingerprint(op, record.index, ++coll_seq_, rank()), rank(), size(),
+                       report);
     if (algo == alg::Algo::kHierarchical) {
       ConsistencyResult check;
       HcclResult crc = ExchangeFingerprints(fingerprint->mine(), rank(), size(), group.links,
                                             group.wait, &check);
       if (crc != HCCL_SUCCESS && !check.mismatch) return fail_transfer(check.progress, crc);
       if (crc != HCCL_SUCCESS) return fail_check(check);
-      fingerprint.reset();
+      fingerprint = nullptr;
     } else {
       group.header = fingerprint->header();
     }

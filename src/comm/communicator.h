@@ -19,6 +19,7 @@
 
 #include "algorithm/hierarchical.h"
 #include "bootstrap/root_info.h"
+#include "comm/consistency.h"
 #include "comm/op.h"
 #include "runtime/stream.h"
 #include "transport/link.h"
@@ -78,7 +79,9 @@ class Communicator : public std::enable_shared_from_this<Communicator> {
 
  private:
   explicit Communicator(const CommOptions& options);
-  aclError Execute(const OpDesc& op, const OpRecord& record);
+  // `algo` and `plan`: what Enqueue picked (and named in the op's record).
+  aclError Execute(const OpDesc& op, const OpRecord& record, alg::Algo algo,
+                   const alg::HierPlan& plan);
   HcclResult RunAlgorithm(const OpDesc& op, alg::Algo algo, const alg::HierPlan& plan,
                           alg::Group& group, alg::AlgResult* result);
   // kHierarchical fills *plan (the algorithm of each level).
@@ -127,6 +130,7 @@ class Communicator : public std::enable_shared_from_this<Communicator> {
   std::atomic<bool> consistency_check_{true};
   bool diagnose_enable_ = false;  // HCCL_DIAGNOSE_ENABLE: record every op's tasks
   uint64_t coll_seq_ = 0;  // collectives that reached the check; under exec_mu_
+  FingerprintHeader fingerprint_;  // the running collective's header (Reset per op); exec_mu_
   std::atomic<bool> links_closed_{false};
   std::string closed_reason_;  // under links_mu_
 

@@ -241,8 +241,18 @@ bool CompareFingerprints(const OpFingerprint& a, const OpFingerprint& b, Mismatc
 }
 
 FingerprintHeader::FingerprintHeader(const OpFingerprint& mine, uint32_t rank, uint32_t size,
-                                     bool report)
-    : mine_(mine), report_(report) {
+                                     bool report) {
+  Reset(mine, rank, size, report);
+}
+
+void FingerprintHeader::Reset(const OpFingerprint& mine, uint32_t rank, uint32_t size,
+                              bool report) {
+  mine_ = mine;
+  report_ = report;
+  got_[0] = got_[1] = false;
+  peer_rank_[0] = peer_rank_[1] = 0;
+  header_ = alg::OpHeader{};
+  if (result_.mismatch) result_ = ConsistencyResult{};  // only a mismatch writes it
   if (size <= 1) return;
   peer_rank_[0] = (rank + size - 1) % size;
   peer_rank_[1] = (rank + 1) % size;

@@ -127,6 +127,10 @@ class FingerprintHeader {
  public:
   // report = false (inconsistent_check:off): a mismatch holds the transfer instead of failing.
   FingerprintHeader(const OpFingerprint& mine, uint32_t rank, uint32_t size, bool report = true);
+  FingerprintHeader() = default;
+  // Starts over for the next op, as if constructed anew (one object serves every op of a
+  // communicator: building and destroying the result's strings cost ~150 instructions an op).
+  void Reset(const OpFingerprint& mine, uint32_t rank, uint32_t size, bool report = true);
   FingerprintHeader(const FingerprintHeader&) = delete;
   FingerprintHeader& operator=(const FingerprintHeader&) = delete;
 

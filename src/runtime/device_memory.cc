@@ -219,7 +219,11 @@ struct DeviceMemory::Impl {
   };
   static ThreadState& Tls() {
     static thread_local constinit ThreadState state{};
-    return state;
+    ThreadState* p = &state;
+    // Opaque to the optimizer: it would otherwise look the TLS address up again (a call to
+    // __tls_get_addr in a shared library) after every atomic access.
+    asm("" : "+r"(p));
+    return *p;
   }
   // At thread exit: the slot goes back for another thread, and a guard that runs later on this
   // thread (another thread_local's destructor) takes the lock.
@@ -316,7 +320,7 @@ struct DeviceMemory::Impl {
 namespace {
 // Not a member: a member function of a shared library may be interposed, so the compiler
 // would call it instead of inlining it (~100 instructions per op).
-DeviceMemory::Impl& Map() {
+inline __attribute__((always_inline)) DeviceMemory::Impl& Map() {
   static DeviceMemory::Impl* impl = new DeviceMemory::Impl();  // leaked: outlives statics
   return *impl;
 }
