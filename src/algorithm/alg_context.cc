@@ -13,7 +13,21 @@ Ctx::Ctx(Group& g, Scratch scratch, AlgResult* result, HcclDataType type, HcclRe
       type_(type),
       op_(op),
       esize_(DataTypeSize(type)) {
-  *result_ = AlgResult();
+  // As *result_ = AlgResult(), without building and moving a temporary with two strings.
+  result_->code = HCCL_SUCCESS;
+  result_->progress.code = HCCL_SUCCESS;
+  result_->progress.link = nullptr;
+  result_->progress.timed_out = false;
+  result_->progress.reason.clear();
+  const rt::CopyFault& copy = result_->copy;
+  if (copy.faulted || copy.on_dst || copy.check.state != rt::AddrState::kHost ||
+      copy.check.device != -1 || copy.check.alloc_base != 0 || copy.check.alloc_size != 0 ||
+      !copy.check.purpose.empty()) {
+    result_->copy = rt::CopyFault{};
+  }
+  result_->copy_bytes = 0;
+  result_->copy_src = nullptr;
+  result_->copy_dst = nullptr;
   // Borrow the thread's spare vectors (their capacity survives from the last op): an op then
   // allocates nothing for its bookkeeping. A Ctx nested in another on the thread allocates.
   Storage& spare = Spare();
@@ -31,9 +45,9 @@ Ctx::~Ctx() {
   if (!borrowed_) return;
   Storage& spare = Spare();
   xfers_.clear();
-  hdr_sent_.clear();  // AttachHeader sizes them on an op's first Flush
+  hdr_sent_.clear();  // AttachHeader sizes them on an op's first Flush (beyond 64 members)
   hdr_recv_.clear();
-  theirs_.clear();
+  // theirs_ keeps its size: it is only ever received into (resizing it zeroed it every op).
   xfers_.swap(spare.xfers);
   hdr_sent_.swap(spare.hdr_sent);
   hdr_recv_.swap(spare.hdr_recv);
@@ -168,10 +182,14 @@ void Ctx::RecordTasks(HcclResult rc) {
 void Ctx::AttachHeader() {
   OpHeader& h = *g_.header;
   const uint32_t p = g_.size;
-  if (hdr_sent_.empty()) {
-    hdr_sent_.assign(p, 0);
-    hdr_recv_.assign(p, 0);
-    theirs_.resize(static_cast<size_t>(p) * h.bytes);
+  if (!hdr_started_) {
+    hdr_started_ = true;
+    if (p > 64) {
+      hdr_sent_.assign(p, 0);
+      hdr_recv_.assign(p, 0);
+    }
+    const size_t need = static_cast<size_t>(p) * h.bytes;
+    if (theirs_.size() < need) theirs_.resize(need);
   }
   const bool first = !h.exchanged;
   h.exchanged = true;
@@ -188,13 +206,11 @@ void Ctx::AttachHeader() {
     const int k = neighbour(peer);
     if (x.send) {
       if (!x.link->can_retract()) x.gate = k >= 0 ? h.arrived_flag(k) : &h.passed;
-      if (hdr_sent_[peer]) continue;
-      hdr_sent_[peer] = 1;
+      if (!MarkHeader(true, peer)) continue;
       x.head = const_cast<void*>(h.mine_for(peer));
       x.head_bytes = h.bytes;
     } else {
-      if (hdr_recv_[peer]) continue;
-      hdr_recv_[peer] = 1;
+      if (!MarkHeader(false, peer)) continue;
       x.head = theirs_.data() + static_cast<size_t>(peer) * h.bytes;
       x.head_bytes = h.bytes;
       x.hook = &h.hook;
@@ -208,18 +224,30 @@ void Ctx::AttachHeader() {
     const uint32_t peer = h.peer(k);
     transport::Link* link = LinkTo(peer);
     if (link == nullptr) return;  // Flush reports the missing link
-    if (!hdr_sent_[peer]) {
-      hdr_sent_[peer] = 1;
+    if (MarkHeader(true, peer)) {
       xfers_.push_back({link, true, nullptr, 0, const_cast<void*>(h.mine_for(peer)), h.bytes});
     }
-    if (!hdr_recv_[peer]) {
-      hdr_recv_[peer] = 1;
+    if (MarkHeader(false, peer)) {
       xfers_.push_back({link, false, nullptr, 0,
                         theirs_.data() + static_cast<size_t>(peer) * h.bytes, h.bytes, &h.hook,
                         peer});
     }
   }
   SendsFirst();
+}
+
+bool Ctx::MarkHeader(bool send, uint32_t peer) {
+  if (g_.size <= 64) {
+    uint64_t& bits = send ? hdr_sent_bits_ : hdr_recv_bits_;
+    const uint64_t bit = uint64_t{1} << peer;
+    if ((bits & bit) != 0) return false;
+    bits |= bit;
+    return true;
+  }
+  std::vector<uint8_t>& marks = send ? hdr_sent_ : hdr_recv_;
+  if (marks[peer] != 0) return false;
+  marks[peer] = 1;
+  return true;
 }
 
 void Ctx::SendsFirst() {
@@ -315,8 +343,7 @@ HcclResult Ctx::ReduceSlots(void* dst, const void* own, uint32_t nslots, uint64_
   return HCCL_SUCCESS;
 }
 
-HcclResult Ctx::CheckUser(const void* p, size_t bytes, bool is_dst) {
-  if (bytes == 0 || p == nullptr || g_.ranges_checked) return HCCL_SUCCESS;
+HcclResult Ctx::CheckUserSlow(const void* p, size_t bytes, bool is_dst) {
   const rt::AddrState state = rt::DeviceMemory::Instance().State(p, bytes);
   if (state != rt::AddrState::kFreed && state != rt::AddrState::kOverflow) return HCCL_SUCCESS;
   rt::AddrCheck check = rt::DeviceMemory::Instance().Check(p, bytes);

@@ -84,7 +84,11 @@ class Ctx {
   // (bitwise what Reduce2 then ReduceInto per slot give) but in one pass over dst.
   HcclResult ReduceSlots(void* dst, const void* own, uint32_t nslots, uint64_t count);
   // Fails (HCCL_E_RUNTIME, AlgResult::copy) when [p, p+bytes) is freed or overruns its allocation.
-  HcclResult CheckUser(const void* p, size_t bytes, bool is_dst);
+  // Nothing to do when the layer above checked the op's ranges (Group::ranges_checked).
+  HcclResult CheckUser(const void* p, size_t bytes, bool is_dst) {
+    if (bytes == 0 || p == nullptr || g_.ranges_checked) return HCCL_SUCCESS;
+    return CheckUserSlow(p, bytes, is_dst);
+  }
 
   HcclResult Fail(HcclResult code, const char* reason);
   AlgResult* result() { return result_; }
@@ -97,6 +101,9 @@ class Ctx {
   void RecordTasks(HcclResult rc);
   // Moves this Flush's sends ahead of its receives (Progress offers them in order).
   void SendsFirst();
+  HcclResult CheckUserSlow(const void* p, size_t bytes, bool is_dst);
+  // Whether this op's header still has to go to (send) or come from `peer`; marks it done.
+  bool MarkHeader(bool send, uint32_t peer);
 
   Group& g_;
   Scratch scratch_;
@@ -109,7 +116,10 @@ class Ctx {
   uint32_t bad_peer_ = UINT32_MAX;  // a Send/Recv named a peer without a link
   bool lend_ = false;
   std::vector<transport::Xfer> xfers_;
-  // Op header state per member: sent to / received from it yet, and where theirs lands.
+  // Op header state per member: sent to / received from it yet (bits up to 64 members, else
+  // the vectors), and where theirs lands.
+  bool hdr_started_ = false;
+  uint64_t hdr_sent_bits_ = 0, hdr_recv_bits_ = 0;
   std::vector<uint8_t> hdr_sent_, hdr_recv_;
   std::vector<char> theirs_;
 
