@@ -71,15 +71,90 @@ const char* TaskTypeName(TaskType type) {
 
 struct Stream::Impl {
   struct Task {
-    uint32_t id;
-    TaskType type;
+    uint32_t id = 0;
+    TaskType type = TaskType::kKernel;
     TaskFn fn;
+  };
+
+  // The queued tasks: a list of fixed chunks, recycled. A task is built in its slot and never
+  // moves (a vector of tasks moved every queued task each time it grew, and an HCCL op's task
+  // is a few hundred bytes); the worker takes the whole list at once and gives the chunks back.
+  class TaskQueue {
+   public:
+    struct Chunk {
+      static constexpr size_t kTasks = 32;
+      Task tasks[kTasks];
+      size_t used = 0;
+      Chunk* next = nullptr;
+    };
+    static constexpr size_t kMaxSpare = 16;  // chunks kept for reuse beyond this are freed
+
+    TaskQueue() = default;
+    TaskQueue(const TaskQueue&) = delete;
+    TaskQueue& operator=(const TaskQueue&) = delete;
+    ~TaskQueue() {
+      Free(head_);
+      Free(spare_);
+    }
+
+    bool empty() const { return head_ == nullptr; }
+    // The next slot, not yet queued: Commit() queues it.
+    Task& Next() {
+      if (tail_ == nullptr || tail_->used == Chunk::kTasks) {
+        Chunk* c = spare_;
+        if (c != nullptr) {
+          spare_ = c->next;
+          --spares_;
+        } else {
+          c = new Chunk;  // not new Chunk(): that would zero its 12 KB first
+        }
+        c->next = nullptr;
+        (tail_ != nullptr ? tail_->next : head_) = c;
+        tail_ = c;
+      }
+      return tail_->tasks[tail_->used];
+    }
+    void Commit() { ++tail_->used; }
+    // Every queued chunk, for the worker to run and then Recycle.
+    Chunk* TakeAll() {
+      Chunk* all = head_;
+      // A chunk Next() added for a slot not committed (its fill threw) stays queued, empty.
+      head_ = tail_ = nullptr;
+      return all;
+    }
+    void Recycle(Chunk* list) {
+      while (list != nullptr) {
+        Chunk* next = list->next;
+        if (spares_ < kMaxSpare) {
+          list->used = 0;
+          list->next = spare_;
+          spare_ = list;
+          ++spares_;
+        } else {
+          delete list;
+        }
+        list = next;
+      }
+    }
+
+   private:
+    static void Free(Chunk* c) {
+      while (c != nullptr) {
+        Chunk* next = c->next;
+        delete c;
+        c = next;
+      }
+    }
+    Chunk* head_ = nullptr;
+    Chunk* tail_ = nullptr;
+    Chunk* spare_ = nullptr;
+    size_t spares_ = 0;
   };
 
   mutable std::mutex mu;
   std::condition_variable cv_work;   // worker sleeps here when the queue is empty
   std::condition_variable cv_done;   // Synchronize waits here
-  std::vector<Task> pending;         // guarded by mu
+  TaskQueue pending;                 // guarded by mu
   // Id of the last enqueued task: written under mu, read without it by PeekNextTaskId.
   std::atomic<uint32_t> last_id{0};
   bool worker_sleeping = false;      // guarded by mu
@@ -96,14 +171,11 @@ struct Stream::Impl {
 
 Stream::Stream(int32_t device)
     : impl_(std::make_unique<Impl>()), id_(g_next_stream_id.fetch_add(1)), device_(device) {
-  impl_->pending.reserve(64);
   impl_->worker = std::thread([this] {
     std::string name = "vigil_strm" + std::to_string(id_);
     pthread_setname_np(pthread_self(), name.substr(0, 15).c_str());
     BindThreadDevice(device_);
     Impl& s = *impl_;
-    std::vector<Impl::Task> batch;
-    batch.reserve(64);
     std::unique_lock<std::mutex> lock(s.mu);
     for (;;) {
       while (s.pending.empty() && !s.stopping) {
@@ -112,41 +184,45 @@ Stream::Stream(int32_t device)
         s.worker_sleeping = false;
       }
       if (s.pending.empty()) break;  // stopping, and everything queued has run
-      batch.swap(s.pending);
+      Impl::TaskQueue::Chunk* const batch = s.pending.TakeAll();
       lock.unlock();
-      for (Impl::Task& task : batch) {
-        // Event records still run on a failed stream: they only mark progress, and dropping
-        // them would leave host waiters blocked forever.
-        bool drop = s.failing.load(std::memory_order_relaxed) && task.type != TaskType::kEventRecord;
-        if (!drop) {
-          std::string detail;
-          aclError rc;
-          try {
-            rc = task.fn(&detail);
-          } catch (const std::exception& e) {
-            rc = ACL_ERROR_RT_INTERNAL_ERROR;
-            detail = std::string("task threw: ") + e.what();
+      for (Impl::TaskQueue::Chunk* chunk = batch; chunk != nullptr; chunk = chunk->next) {
+        for (size_t i = 0; i < chunk->used; ++i) {
+          Impl::Task& task = chunk->tasks[i];
+          // Event records still run on a failed stream: they only mark progress, and dropping
+          // them would leave host waiters blocked forever.
+          const bool drop = s.failing.load(std::memory_order_relaxed) &&
+                            task.type != TaskType::kEventRecord;
+          if (!drop) {
+            std::string detail;
+            aclError rc;
+            try {
+              rc = task.fn(&detail);
+            } catch (const std::exception& e) {
+              rc = ACL_ERROR_RT_INTERNAL_ERROR;
+              detail = std::string("task threw: ") + e.what();
+            }
+            if (rc != ACL_SUCCESS) {
+              TaskFailInfo info;
+              info.device = device_;
+              info.stream_id = id_;
+              info.task_id = task.id;
+              info.retcode = rc;
+              info.type = task.type;
+              info.detail = std::move(detail);
+              ReportFailure(info);
+            }
           }
-          if (rc != ACL_SUCCESS) {
-            TaskFailInfo info;
-            info.device = device_;
-            info.stream_id = id_;
-            info.task_id = task.id;
-            info.retcode = rc;
-            info.type = task.type;
-            info.detail = std::move(detail);
-            ReportFailure(info);
+          task.fn = nullptr;  // release what the task captured before signalling completion
+          s.completed.store(task.id);
+          if (s.sync_waiters.load() > 0 && task.id >= s.sync_wake_at.load()) {
+            { std::lock_guard<std::mutex> wake(s.mu); }
+            s.cv_done.notify_all();
           }
-        }
-        task.fn = nullptr;  // release what the task captured before signalling completion
-        s.completed.store(task.id);
-        if (s.sync_waiters.load() > 0 && task.id >= s.sync_wake_at.load()) {
-          { std::lock_guard<std::mutex> wake(s.mu); }
-          s.cv_done.notify_all();
         }
       }
-      batch.clear();
       lock.lock();
+      s.pending.Recycle(batch);
     }
   });
 }
@@ -185,12 +261,16 @@ Stream::~Stream() {
   }
 }
 
-uint32_t Stream::Enqueue(TaskType type, TaskFn&& fn) {
+uint32_t Stream::Push(TaskType type, void (*fill)(TaskFn& slot, void* ctx), void* ctx) {
   Impl& s = *impl_;
   std::lock_guard<std::mutex> lock(s.mu);
+  Impl::Task& task = s.pending.Next();
+  fill(task.fn, ctx);  // first: if building the task throws, nothing was queued
   const uint32_t id = s.last_id.load(std::memory_order_relaxed) + 1;
+  task.id = id;
+  task.type = type;
+  s.pending.Commit();
   s.last_id.store(id, std::memory_order_relaxed);
-  s.pending.emplace_back(id, type, std::move(fn));  // moves the task once, into place
   if (s.worker_sleeping) {
     s.worker_sleeping = false;  // one wake-up is enough for everything queued until it runs
     s.cv_work.notify_one();

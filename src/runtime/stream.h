@@ -9,6 +9,8 @@
 #include <functional>
 #include <memory>
 #include <string>
+#include <type_traits>
+#include <utility>
 
 #include "acl/acl_base.h"
 #include "runtime/task_fn.h"
@@ -37,8 +39,16 @@ class Stream {
   uint32_t id() const { return id_; }
   int32_t device() const { return device_; }
 
-  // Queues fn; returns its task id (per stream, increasing from 1).
-  uint32_t Enqueue(TaskType type, TaskFn&& fn);
+  // Queues fn (any aclError(std::string*) callable, or a TaskFn), built in its queue slot;
+  // returns its task id (per stream, increasing from 1).
+  template <typename F>
+  uint32_t Enqueue(TaskType type, F&& fn) {
+    using Ref = std::remove_reference_t<F>;
+    return Push(
+        type,
+        [](TaskFn& slot, void* ctx) { slot.Emplace(std::forward<F>(*static_cast<Ref*>(ctx))); },
+        const_cast<void*>(static_cast<const void*>(std::addressof(fn))));
+  }
   // The id the next Enqueue will return (so a caller can record the op first); lock-free, as
   // only the stream's one enqueuer (the CANN contract) moves it.
   uint32_t PeekNextTaskId() const;
@@ -55,6 +65,8 @@ class Stream {
   uint32_t CompletedTaskId() const;
 
  private:
+  // Under the queue's lock: fills the next slot (fill(slot, ctx)), then publishes it.
+  uint32_t Push(TaskType type, void (*fill)(TaskFn& slot, void* ctx), void* ctx);
   void ReportFailure(const TaskFailInfo& info);  // log, callbacks, enter the dropping state
   struct Impl;
   std::unique_ptr<Impl> impl_;

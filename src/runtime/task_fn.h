@@ -34,13 +34,7 @@ class TaskFn {
                                         !std::is_same_v<Fn, std::nullptr_t> &&
                                         std::is_invocable_r_v<aclError, Fn&, std::string*>>>
   TaskFn(F&& f) {  // NOLINT: implicit, as std::function
-    if constexpr (Fits<Fn>()) {
-      new (buf_) Fn(std::forward<F>(f));
-      ops_ = &kInline<Fn>;
-    } else {
-      *reinterpret_cast<Fn**>(buf_) = new Fn(std::forward<F>(f));
-      ops_ = &kHeap<Fn>;
-    }
+    Construct(std::forward<F>(f));
   }
   TaskFn(TaskFn&& other) noexcept { Take(other); }
   TaskFn& operator=(TaskFn&& other) noexcept {
@@ -57,6 +51,17 @@ class TaskFn {
   TaskFn(const TaskFn&) = delete;
   TaskFn& operator=(const TaskFn&) = delete;
   ~TaskFn() { Reset(); }
+
+  // Replaces the function by f, built in place (no TaskFn in between to move from).
+  template <typename F>
+  void Emplace(F&& f) {
+    if constexpr (std::is_same_v<std::decay_t<F>, TaskFn>) {
+      *this = std::move(f);
+    } else {
+      Reset();
+      Construct(std::forward<F>(f));
+    }
+  }
 
   explicit operator bool() const { return ops_ != nullptr; }
   aclError operator()(std::string* detail) { return ops_->invoke(buf_, detail); }
@@ -84,6 +89,18 @@ class TaskFn {
       },
       [](void* from, void* to) { *static_cast<Fn**>(to) = *static_cast<Fn**>(from); },
       [](void* self) { delete *static_cast<Fn**>(self); }};
+
+  template <typename F>
+  void Construct(F&& f) {
+    using Fn = std::decay_t<F>;
+    if constexpr (Fits<Fn>()) {
+      new (buf_) Fn(std::forward<F>(f));
+      ops_ = &kInline<Fn>;
+    } else {
+      *reinterpret_cast<Fn**>(buf_) = new Fn(std::forward<F>(f));
+      ops_ = &kHeap<Fn>;
+    }
+  }
 
   void Take(TaskFn& other) noexcept {
     if (other.ops_ == nullptr) return;
