@@ -17,6 +17,9 @@ struct CommHandle {
 };
 
 std::mutex g_handles_mu;
+// Bumped (under g_handles_mu) whenever a handle is unregistered: LookupComm's per-thread cache
+// of its last answer stays good while it is unchanged.
+std::atomic<uint64_t> g_removals{0};
 std::unordered_map<const void*, CommHandle*>& Handles() {
   static auto* handles = new std::unordered_map<const void*, CommHandle*>();
   return *handles;
@@ -56,9 +59,29 @@ HcclComm RegisterComm(std::shared_ptr<comm::Communicator> comm) {
 
 std::shared_ptr<comm::Communicator> LookupComm(HcclComm handle) {
   if (handle == nullptr) return nullptr;
-  std::lock_guard<std::mutex> lock(g_handles_mu);
-  auto it = Handles().find(handle);
-  return it == Handles().end() ? nullptr : it->second->comm;
+  // Every op looks its communicator up, and a thread usually names the same one again: the
+  // cache saves the registry's lock and hash lookup. It holds the communicator weakly, so a
+  // destroyed one is never kept alive by it.
+  struct Last {
+    HcclComm handle = nullptr;
+    std::weak_ptr<comm::Communicator> comm;
+    uint64_t removals = 0;
+  };
+  thread_local Last last;
+  if (handle == last.handle && g_removals.load(std::memory_order_acquire) == last.removals) {
+    if (auto comm = last.comm.lock()) return comm;
+  }
+  std::shared_ptr<comm::Communicator> comm;
+  {
+    std::lock_guard<std::mutex> lock(g_handles_mu);
+    auto it = Handles().find(handle);
+    if (it == Handles().end()) return nullptr;
+    comm = it->second->comm;
+    last.removals = g_removals.load(std::memory_order_relaxed);
+  }
+  last.handle = handle;
+  last.comm = comm;
+  return comm;
 }
 
 std::shared_ptr<comm::Communicator> UnregisterComm(HcclComm handle) {
@@ -70,6 +93,7 @@ std::shared_ptr<comm::Communicator> UnregisterComm(HcclComm handle) {
     if (it == Handles().end()) return nullptr;
     owned = it->second;
     Handles().erase(it);
+    g_removals.fetch_add(1, std::memory_order_release);
   }
   std::shared_ptr<comm::Communicator> comm = std::move(owned->comm);
   delete owned;

@@ -331,9 +331,24 @@ EnvHolder& LoadedHolder() {
 
 }  // namespace
 
-const EnvConfig& Env() { return LoadedHolder().config; }
+namespace env_detail {
 
-const std::string& EnvLoadError() { return LoadedHolder().error; }
+std::atomic<const EnvConfig*> g_loaded{nullptr};
+std::atomic<const std::string*> g_error{nullptr};
+
+const EnvConfig& LoadEnv() {
+  EnvHolder& h = LoadedHolder();
+  g_error.store(&h.error, std::memory_order_release);
+  g_loaded.store(&h.config, std::memory_order_release);
+  return h.config;
+}
+
+const std::string& LoadEnvError() {
+  LoadEnv();
+  return LoadedHolder().error;
+}
+
+}  // namespace env_detail
 
 void ReloadEnvForTesting() {
   EnvHolder& h = LoadedHolder();

@@ -4,6 +4,7 @@
 // run log by the log layer, in HCCL's form: "[HCCL_ENV] HCCL_BUFFSIZE set by environment to [200]M".
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -75,10 +76,26 @@ struct EnvConfig {
   bool Load(std::string* error);
 };
 
+namespace env_detail {
+// Set once the environment is loaded; it stays the same object (a reload re-reads into it).
+// Env() runs several times per op, from other libraries too: inline, it is two loads instead of
+// a call through the PLT and a function-local static's guard.
+extern std::atomic<const EnvConfig*> g_loaded;
+extern std::atomic<const std::string*> g_error;
+const EnvConfig& LoadEnv();
+const std::string& LoadEnvError();
+}  // namespace env_detail
+
 // The process-wide configuration, loaded on first use. If the environment is invalid, Get()
 // still returns defaults for the bad variables and LoadError() holds the message.
-const EnvConfig& Env();
-const std::string& EnvLoadError();
+inline const EnvConfig& Env() {
+  const EnvConfig* env = env_detail::g_loaded.load(std::memory_order_acquire);
+  return env != nullptr ? *env : env_detail::LoadEnv();
+}
+inline const std::string& EnvLoadError() {
+  const std::string* error = env_detail::g_error.load(std::memory_order_acquire);
+  return error != nullptr ? *error : env_detail::LoadEnvError();
+}
 // Tests only: re-read the environment.
 void ReloadEnvForTesting();
 
