@@ -535,11 +535,14 @@ HcclResult Communicator::RunAlgorithm(const OpDesc& op, alg::Algo algo, const al
 
 aclError Communicator::Execute(const OpDesc& op, const OpRecord& record, alg::Algo algo,
                                const alg::HierPlan& plan) {
-  OpFailure failure;
+  // The comm's failure record, reset once the op holds exec_mu_ (below); only fail() writes
+  // it, so an op that succeeds neither builds nor destroys its strings.
+  OpFailure& failure = failure_;
   // Task-level tracking (HCCL_DIAGNOSE_ENABLE=1); off, no op pays for it.
   std::shared_ptr<alg::TaskLog> tasks;
   if (diagnose_enable_) tasks = std::make_shared<alg::TaskLog>();
   auto fail = [&](OpFailure::Kind kind, HcclResult code) {
+    failure_dirty_ = true;
     failure.kind = kind;
     failure.local_ip = endpoints_[rank()].host_ip;
     failure.local_device = device();
@@ -575,6 +578,10 @@ aclError Communicator::Execute(const OpDesc& op, const OpRecord& record, alg::Al
       }
     }
     exec_lock.lock();
+  }
+  if (failure_dirty_) {
+    failure_ = OpFailure{};
+    failure_dirty_ = false;
   }
   running_stream_.store(record.stream_id);
   running_type_.store(static_cast<int>(op.type));  // its tag: info_->tags[type]
@@ -762,7 +769,7 @@ aclError Communicator::Execute(const OpDesc& op, const OpRecord& record, alg::Al
   for (transport::Link* link : group.links) {
     if (link != nullptr) link->MarkOpStart();
   }
-  alg::AlgResult result;
+  alg::AlgResult& result = alg_result_;  // the algorithm's Ctx resets it
   HcclResult rc = RunAlgorithm(op, algo, plan, group, &result);
   if (rc != HCCL_SUCCESS && fingerprint) fingerprint->SettleAfterFailure();
   if (fingerprint && fingerprint->result().mismatch) return fail_mismatch(fingerprint->result());

@@ -130,6 +130,11 @@ class Communicator : public std::enable_shared_from_this<Communicator> {
   std::atomic<bool> consistency_check_{true};
   bool diagnose_enable_ = false;  // HCCL_DIAGNOSE_ENABLE: record every op's tasks
   uint64_t coll_seq_ = 0;  // collectives that reached the check; under exec_mu_
+  // Per-op records reused under exec_mu_ instead of built per op (their strings): the failure
+  // (written only when an op fails; reset before the next) and the algorithm's result.
+  OpFailure failure_;
+  bool failure_dirty_ = false;
+  alg::AlgResult alg_result_;
   FingerprintHeader fingerprint_;  // the running collective's header (Reset per op); exec_mu_
   std::atomic<bool> links_closed_{false};
   std::string closed_reason_;  // under links_mu_
