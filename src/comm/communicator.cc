@@ -9,6 +9,7 @@
 #include <fstream>
 #include <optional>
 #include <thread>
+#include <type_traits>
 
 #include "bootstrap/socket.h"
 #include "comm/consistency.h"
@@ -367,10 +368,29 @@ std::string Communicator::AlgTypeString(alg::Algo algo, const alg::HierPlan& pla
   return fmt::format("null-{}-null", alg::AlgoName(algo));
 }
 
+alg::Algo Communicator::CachedAlgorithm(const OpDesc& op, alg::HierPlan* plan) const {
+  static_assert(static_cast<int>(alg::Algo::kHierarchical) < 8, "an algorithm packs in 3 bits");
+  const uint64_t bytes = op.count * DataTypeSize(op.dtype);
+  std::atomic<uint64_t>& slot = alg_cache_[static_cast<size_t>(op.type)];
+  const uint64_t hit = slot.load(std::memory_order_relaxed);
+  if (hit != 0 && (hit >> 10) == bytes) {
+    plan->level0 = static_cast<alg::Algo>((hit >> 4) & 7);
+    plan->level1 = static_cast<alg::Algo>((hit >> 7) & 7);
+    return static_cast<alg::Algo>((hit >> 1) & 7);
+  }
+  const alg::Algo algo = PickAlgorithm(op, plan);
+  if (bytes < (uint64_t{1} << 54)) {  // counts are checked to stay below 2^48 bytes
+    slot.store(bytes << 10 | static_cast<uint64_t>(plan->level1) << 7 |
+                   static_cast<uint64_t>(plan->level0) << 4 | static_cast<uint64_t>(algo) << 1 | 1,
+               std::memory_order_relaxed);
+  }
+  return algo;
+}
+
 HcclResult Communicator::Enqueue(OpDesc&& op, rt::Stream* stream, const void* handle) {
   if (destroyed_.load()) return HCCL_E_PARA;
   alg::HierPlan plan;
-  const alg::Algo algo = PickAlgorithm(op, &plan);
+  const alg::Algo algo = CachedAlgorithm(op, &plan);
   OpRecord record;
   record.comm = info_;
   record.type = op.type;
@@ -401,15 +421,18 @@ HcclResult Communicator::Enqueue(OpDesc&& op, rt::Stream* stream, const void* ha
         record.tag(), record.index, record.count, alg::AlgoName(algo), record.alg_type());
   }
   // The task keeps the op, its record and the communicator in place (rt::TaskFn): queuing it
-  // allocates nothing.
-  auto task = [self = shared_from_this(), op = std::move(op), record = std::move(record), algo,
-               plan](std::string* detail) {
-    aclError rc = self->Execute(op, record, algo, plan);
-    if (rc != ACL_SUCCESS && detail != nullptr) *detail = record.tag();
-    return rc;
+  // allocates nothing, and the task is built straight into its queue slot (no move of it).
+  auto make = [&] {
+    return [self = shared_from_this(), op = std::move(op), record = std::move(record), algo,
+            plan](std::string* detail) {
+      aclError rc = self->Execute(op, record, algo, plan);
+      if (rc != ACL_SUCCESS && detail != nullptr) *detail = record.tag();
+      return rc;
+    };
   };
-  static_assert(rt::TaskFn::Fits<decltype(task)>(), "an op's task must fit in place");
-  stream->Enqueue(rt::TaskType::kHccl, std::move(task));
+  static_assert(rt::TaskFn::Fits<std::invoke_result_t<decltype(make)&>>(),
+                "an op's task must fit in place");
+  stream->EnqueueMade(rt::TaskType::kHccl, make);
   return HCCL_SUCCESS;
 }
 

@@ -8,6 +8,7 @@
 // as on a device) but unmaps it and closes the links only when the last op lets go.
 #pragma once
 
+#include <array>
 #include <atomic>
 #include <cstdint>
 #include <map>
@@ -86,6 +87,8 @@ class Communicator : public std::enable_shared_from_this<Communicator> {
                           alg::Group& group, alg::AlgResult* result);
   // kHierarchical fills *plan (the algorithm of each level).
   alg::Algo PickAlgorithm(const OpDesc& op, alg::HierPlan* plan) const;
+  // PickAlgorithm through a per-op-type cache of the last choice by message size (Enqueue).
+  alg::Algo CachedAlgorithm(const OpDesc& op, alg::HierPlan* plan) const;
   std::string AlgTypeString(alg::Algo algo, const alg::HierPlan& plan) const;
   HcclResult EnsureLinks(const OpDesc& op, alg::Algo algo, const std::string& tag,
                          OpFailure* failure);
@@ -143,6 +146,11 @@ class Communicator : public std::enable_shared_from_this<Communicator> {
   // copying them into every record a heap allocation each): the tag of each op type and the
   // AlgType of each algorithm and hierarchical plan.
   std::shared_ptr<const CommInfo> info_;
+  // The last algorithm choice of each op type: the choice depends only on the op type, its
+  // message size and what is fixed at creation (ranks, hosts, HCCL_ALGO), and costs ~90
+  // instructions. Packed (bytes << 10 | level1 << 7 | level0 << 4 | algo << 1 | 1) so that
+  // enqueuers on two threads read and write it without a lock; 0 = none.
+  mutable std::array<std::atomic<uint64_t>, kOpTypeCount> alg_cache_{};
   // The group's link table, reused by every op (under exec_mu_) instead of allocated per op.
   std::vector<transport::Link*> group_links_;
   // transport::WaitPolicy::spin: off when this host runs more of the comm's ranks than it has

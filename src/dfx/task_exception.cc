@@ -84,7 +84,9 @@ comm::OpFailure::Kind ReportedKind(const comm::OpRecord& op, const comm::OpFailu
 // op costs it nothing but the entry log.
 class TaskExceptionHandler : public comm::OpObserver {
  public:
-  void OnEnqueue(const comm::OpRecord& op) override { LogOpEntry(op); }
+  void OnEnqueue(const comm::OpRecord& op) override {
+    if (Env().entry_log) LogOpEntry(op);
+  }
 
   void OnStart(const comm::OpRecord& op) override { t_running.op = &op; }
 

@@ -49,6 +49,14 @@ class Stream {
         [](TaskFn& slot, void* ctx) { slot.Emplace(std::forward<F>(*static_cast<Ref*>(ctx))); },
         const_cast<void*>(static_cast<const void*>(std::addressof(fn))));
   }
+  // Same, with the callable make() returns, built straight into its slot (it never moves).
+  template <typename Make>
+  uint32_t EnqueueMade(TaskType type, Make&& make) {
+    using Ref = std::remove_reference_t<Make>;
+    return Push(
+        type, [](TaskFn& slot, void* ctx) { slot.EmplaceMade(*static_cast<Ref*>(ctx)); },
+        const_cast<void*>(static_cast<const void*>(std::addressof(make))));
+  }
   // The id the next Enqueue will return (so a caller can record the op first); lock-free, as
   // only the stream's one enqueuer (the CANN contract) moves it.
   uint32_t PeekNextTaskId() const;

@@ -63,6 +63,21 @@ class TaskFn {
     }
   }
 
+  // Replaces the function by the one make() returns, built in place from that return value (no
+  // move of the callable at all).
+  template <typename Make>
+  void EmplaceMade(Make&& make) {
+    using Fn = std::invoke_result_t<Make&>;
+    Reset();
+    if constexpr (Fits<Fn>()) {
+      new (buf_) Fn(make());
+      ops_ = &kInline<Fn>;
+    } else {
+      *reinterpret_cast<Fn**>(buf_) = new Fn(make());
+      ops_ = &kHeap<Fn>;
+    }
+  }
+
   explicit operator bool() const { return ops_ != nullptr; }
   aclError operator()(std::string* detail) { return ops_->invoke(buf_, detail); }
 
