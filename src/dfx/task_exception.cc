@@ -107,6 +107,12 @@ class TaskExceptionHandler : public comm::OpObserver {
                 const comm::OpFailure* failure) override {
     Running& running = t_running;
     running.op = nullptr;
+    if (result == HCCL_SUCCESS && !running.has_tasks) return;  // the common case, kept short
+    FinishSlow(op, result, failure, running);
+  }
+
+  [[gnu::noinline]] void FinishSlow(const comm::OpRecord& op, HcclResult result,
+                                    const comm::OpFailure* failure, Running& running) {
     if (result == HCCL_SUCCESS || failure == nullptr) {
       if (running.has_tasks) {
         running.has_tasks = false;
