@@ -9,10 +9,16 @@ namespace vigil::alg::detail {
 Ctx::Ctx(Group& g, Scratch scratch, AlgResult* result, HcclDataType type, HcclReduceOp op)
     : g_(g),
       scratch_(scratch),
-      result_(result ? result : &dummy_),
+      result_(result),
       type_(type),
       op_(op),
-      esize_(DataTypeSize(type)) {
+      esize_(DataTypeSize(type)),
+      storage_(Borrow(&own_)),
+      xfers_(storage_->xfers),
+      hdr_sent_(storage_->hdr_sent),
+      hdr_recv_(storage_->hdr_recv),
+      theirs_(storage_->theirs) {
+  if (result_ == nullptr) result_ = &dummy_.emplace();
   // As *result_ = AlgResult(), without building and moving a temporary with two strings.
   result_->code = HCCL_SUCCESS;
   result_->progress.code = HCCL_SUCCESS;
@@ -28,31 +34,21 @@ Ctx::Ctx(Group& g, Scratch scratch, AlgResult* result, HcclDataType type, HcclRe
   result_->copy_bytes = 0;
   result_->copy_src = nullptr;
   result_->copy_dst = nullptr;
-  // Borrow the thread's spare vectors (their capacity survives from the last op): an op then
-  // allocates nothing for its bookkeeping. A Ctx nested in another on the thread allocates.
-  Storage& spare = Spare();
-  if (!spare.lent) {
-    spare.lent = true;
-    borrowed_ = true;
-    xfers_.swap(spare.xfers);
-    hdr_sent_.swap(spare.hdr_sent);
-    hdr_recv_.swap(spare.hdr_recv);
-    theirs_.swap(spare.theirs);
-  }
 }
 
 Ctx::~Ctx() {
-  if (!borrowed_) return;
-  Storage& spare = Spare();
   xfers_.clear();
   hdr_sent_.clear();  // AttachHeader sizes them on an op's first Flush (beyond 64 members)
   hdr_recv_.clear();
   // theirs_ keeps its size: it is only ever received into (resizing it zeroed it every op).
-  xfers_.swap(spare.xfers);
-  hdr_sent_.swap(spare.hdr_sent);
-  hdr_recv_.swap(spare.hdr_recv);
-  theirs_.swap(spare.theirs);
-  spare.lent = false;
+  if (storage_ != &own_) storage_->lent = false;
+}
+
+Ctx::Storage* Ctx::Borrow(Storage* own) {
+  Storage& spare = Spare();
+  if (spare.lent) return own;
+  spare.lent = true;
+  return &spare;
 }
 
 Ctx::Storage& Ctx::Spare() {
@@ -234,20 +230,6 @@ void Ctx::AttachHeader() {
     }
   }
   SendsFirst();
-}
-
-bool Ctx::MarkHeader(bool send, uint32_t peer) {
-  if (g_.size <= 64) {
-    uint64_t& bits = send ? hdr_sent_bits_ : hdr_recv_bits_;
-    const uint64_t bit = uint64_t{1} << peer;
-    if ((bits & bit) != 0) return false;
-    bits |= bit;
-    return true;
-  }
-  std::vector<uint8_t>& marks = send ? hdr_sent_ : hdr_recv_;
-  if (marks[peer] != 0) return false;
-  marks[peer] = 1;
-  return true;
 }
 
 void Ctx::SendsFirst() {

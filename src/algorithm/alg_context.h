@@ -13,6 +13,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <optional>
 #include <vector>
 
 #include "algorithm/collective.h"
@@ -103,27 +104,23 @@ class Ctx {
   void SendsFirst();
   HcclResult CheckUserSlow(const void* p, size_t bytes, bool is_dst);
   // Whether this op's header still has to go to (send) or come from `peer`; marks it done.
-  bool MarkHeader(bool send, uint32_t peer);
+  bool MarkHeader(bool send, uint32_t peer) {
+    if (g_.size <= 64) {
+      uint64_t& bits = send ? hdr_sent_bits_ : hdr_recv_bits_;
+      const uint64_t bit = uint64_t{1} << peer;
+      if ((bits & bit) != 0) return false;
+      bits |= bit;
+      return true;
+    }
+    std::vector<uint8_t>& marks = send ? hdr_sent_ : hdr_recv_;
+    if (marks[peer] != 0) return false;
+    marks[peer] = 1;
+    return true;
+  }
 
-  Group& g_;
-  Scratch scratch_;
-  AlgResult* result_;
-  AlgResult dummy_;
-  HcclDataType type_;
-  HcclReduceOp op_;
-  size_t esize_;
-  mutable size_t slot_bytes_ = 0;
-  uint32_t bad_peer_ = UINT32_MAX;  // a Send/Recv named a peer without a link
-  bool lend_ = false;
-  std::vector<transport::Xfer> xfers_;
-  // Op header state per member: sent to / received from it yet (bits up to 64 members, else
-  // the vectors), and where theirs lands.
-  bool hdr_started_ = false;
-  uint64_t hdr_sent_bits_ = 0, hdr_recv_bits_ = 0;
-  std::vector<uint8_t> hdr_sent_, hdr_recv_;
-  std::vector<char> theirs_;
-
-  // The vectors above, kept per thread between ops (empty, with their capacity).
+  // The op's bookkeeping vectors. The thread's spare set (Spare) is lent to its outermost Ctx,
+  // with the capacity of earlier ops: an op allocates nothing for them. A Ctx nested in another
+  // on the thread uses its own (own_).
   struct Storage {
     std::vector<transport::Xfer> xfers;
     std::vector<uint8_t> hdr_sent, hdr_recv;
@@ -131,7 +128,28 @@ class Ctx {
     bool lent = false;
   };
   static Storage& Spare();
-  bool borrowed_ = false;
+  static Storage* Borrow(Storage* own);
+
+  Group& g_;
+  Scratch scratch_;
+  AlgResult* result_;
+  std::optional<AlgResult> dummy_;  // the result when the caller passes none
+  HcclDataType type_;
+  HcclReduceOp op_;
+  size_t esize_;
+  mutable size_t slot_bytes_ = 0;
+  uint32_t bad_peer_ = UINT32_MAX;  // a Send/Recv named a peer without a link
+  bool lend_ = false;
+  Storage own_;
+  Storage* storage_;  // the thread's spare set, or own_
+  std::vector<transport::Xfer>& xfers_;
+  // Op header state per member: sent to / received from it yet (bits up to 64 members, else
+  // the vectors), and where theirs lands.
+  bool hdr_started_ = false;
+  uint64_t hdr_sent_bits_ = 0, hdr_recv_bits_ = 0;
+  std::vector<uint8_t>& hdr_sent_;
+  std::vector<uint8_t>& hdr_recv_;
+  std::vector<char>& theirs_;
 };
 
 // The algorithm bodies (one file each). Arguments are already validated by collective.cc.
