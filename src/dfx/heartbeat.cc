@@ -67,7 +67,7 @@ struct CommEntry {
   // take counts() (out first, so a snapshot never has more ops left than entered).
   std::atomic<uint64_t> in{0};
   std::atomic<uint64_t> out{0};
-  std::atomic<bool> detached{false};  // Detach ran: ops of the communicator count no more
+  std::atomic<bool> detached{false};         // Detach ran: ops of the communicator count no more
   std::weak_ptr<const comm::CommInfo> info;  // its names: the tag of the op inside
   std::atomic<comm::OpType> current_type{comm::OpType::kAllReduce};
   std::atomic<uint64_t> current_index{0};
@@ -330,8 +330,7 @@ class Heartbeat::Impl : public comm::OpObserver {
     if (e == nullptr) return;
     e->current_type.store(op.type, std::memory_order_relaxed);
     e->current_index.store(op.index, std::memory_order_relaxed);
-    e->inside_since.store(SteadyClock::now().time_since_epoch().count(),
-                          std::memory_order_relaxed);
+    e->inside_since.store(SteadyClock::now().time_since_epoch().count(), std::memory_order_relaxed);
     e->in.fetch_add(1, std::memory_order_release);
   }
   void OnFinish(const comm::OpRecord& op, HcclResult, const comm::OpFailure* failure) override {
@@ -908,8 +907,9 @@ class Heartbeat::Impl : public comm::OpObserver {
       bool not_entered = false, never_leaves = false;
       const CommEntry::Counts mine = e.counts();
       auto judge = [&](uint64_t in, uint64_t out) {
-        if (in > out && in > mine.in) not_entered = true;  // a peer is inside an op I never entered
-        if (mine.in > mine.out && out >= mine.in) never_leaves = true;  // a peer left the op I am inside
+        // A peer is inside an op I never entered, or it left the op I am inside.
+        if (in > out && in > mine.in) not_entered = true;
+        if (mine.in > mine.out && out >= mine.in) never_leaves = true;
       };
       for (const auto& [k, c] : remote_) {
         if (k.first == e.key && k.second != e.rank && now - c.at < fresh) judge(c.in, c.out);
@@ -1117,8 +1117,7 @@ class Heartbeat::Impl : public comm::OpObserver {
         }
         m["index"] = c->current_index.load();
         const SteadyClock::time_point since(SteadyClock::duration(c->inside_since.load()));
-        m["inside_ms"] =
-            std::chrono::duration_cast<std::chrono::milliseconds>(now - since).count();
+        m["inside_ms"] = std::chrono::duration_cast<std::chrono::milliseconds>(now - since).count();
       }
       members.push_back(m);
       for (uint32_t r = 0; r < c->size; ++r) {
