@@ -38,6 +38,7 @@
 #include "acl/acl.h"
 #include "api/hccl_api_util.h"
 #include "hccl/hccl.h"
+#include "vigil/ext.h"
 #include "vigil/launch.h"
 
 namespace {
@@ -234,6 +235,20 @@ int main(int argc, char** argv) {
   std::printf("hb_driver %s\n", line);
   std::fflush(stdout);
   WriteFile(out_dir + "/result-" + std::to_string(rank), line);
+
+  if (fault == "cut") {
+    // A rank whose op failed because a peer closed its links can be done within milliseconds of
+    // the cut, before the heartbeat's next tick brings the cut link's ERROR CQE report
+    // (the tests assert every rank logs one). Stay in the communicator until this rank's
+    // heartbeat has an event about a member (bounded), as a user reading the error text would.
+    const auto hb_deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+    std::vector<char> text(8192);
+    while (std::chrono::steady_clock::now() < hb_deadline &&
+           (VigilCommGetLastErrorMessage(comm, text.data(), text.size()) != HCCL_SUCCESS ||
+            std::strstr(text.data(), "crimer rank") == nullptr)) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
+  }
 
   const HcclResult destroyed = HcclCommDestroy(comm);
   aclrtDestroyStream(stream);
