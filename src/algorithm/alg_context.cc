@@ -2,6 +2,7 @@
 
 #include "algorithm/reduce_kernel.h"
 #include "common/dtype.h"
+#include "common/tls.h"
 #include "log/plog.h"
 
 namespace vigil::alg::detail {
@@ -53,9 +54,7 @@ Ctx::Storage* Ctx::Borrow(Storage* own) {
 
 Ctx::Storage& Ctx::Spare() {
   thread_local Storage spare;
-  Storage* p = &spare;
-  asm("" : "+r"(p));  // one TLS lookup per call, not one per use (a call in a shared library)
-  return *p;
+  return TlsOnce(spare);
 }
 
 HcclResult Ctx::Begin(bool reduces) {

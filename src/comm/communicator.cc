@@ -17,6 +17,7 @@
 #include "common/dtype.h"
 #include "common/env_config.h"
 #include "common/error_codes.h"
+#include "common/tls.h"
 #include "log/plog.h"
 #include "runtime/device_memory.h"
 #include "transport/link_base.h"
@@ -441,16 +442,11 @@ HcclResult Communicator::EnsureLinks(const OpDesc& op, alg::Algo algo, const std
   static_assert(
       static_cast<int>(OpType::kBarrier) * 8 + static_cast<int>(alg::Algo::kHierarchical) < 128,
       "established_bits_ holds every (op type, algorithm) pair");
-  const std::pair<int, int> key{static_cast<int>(op.type), static_cast<int>(algo)};
-  const unsigned bit = static_cast<unsigned>(key.first) * 8 + static_cast<unsigned>(key.second);
+  const unsigned bit = static_cast<unsigned>(op.type) * 8 + static_cast<unsigned>(algo);
   if ((established_bits_[bit / 64].load(std::memory_order_acquire) >> (bit % 64)) & 1) {
     return HCCL_SUCCESS;
   }
   std::vector<transport::Endpoint> peers;
-  {
-    std::lock_guard<std::mutex> lock(links_mu_);
-    if (established_.count(key) != 0) return HCCL_SUCCESS;
-  }
   if (op.type == OpType::kSend || op.type == OpType::kRecv || op.type == OpType::kBatchSendRecv) {
     std::set<uint32_t> wanted;
     for (const auto& item : op.items) wanted.insert(item.peer);
@@ -485,10 +481,7 @@ HcclResult Communicator::EnsureLinks(const OpDesc& op, alg::Algo algo, const std
     return rc;
   }
   // P2P links depend on the peers named, so only collectives are remembered by (op, algorithm).
-  if (op.type != OpType::kSend && op.type != OpType::kRecv &&
-      op.type != OpType::kBatchSendRecv) {
-    std::lock_guard<std::mutex> lock(links_mu_);
-    established_.insert(key);
+  if (op.type != OpType::kSend && op.type != OpType::kRecv && op.type != OpType::kBatchSendRecv) {
     established_bits_[bit / 64].fetch_or(uint64_t{1} << (bit % 64), std::memory_order_release);
   }
   return HCCL_SUCCESS;
@@ -627,10 +620,9 @@ aclError Communicator::Execute(const OpDesc& op, const OpRecord& record, alg::Al
     return fail(OpFailure::Kind::kCopyFault, HCCL_E_RUNTIME);
   }
   thread_local std::vector<BufferUse> uses_storage;
-  std::vector<BufferUse>* uses = &uses_storage;
-  asm("" : "+r"(uses));  // one TLS lookup (a call in a shared library), not one per use
-  UserBuffers(op, rank(), size(), uses);
-  for (const BufferUse& use : *uses) {
+  std::vector<BufferUse>& uses = TlsOnce(uses_storage);
+  UserBuffers(op, rank(), size(), &uses);
+  for (const BufferUse& use : uses) {
     const rt::AddrState state = rt::DeviceMemory::Instance().State(use.ptr, use.bytes);
     if (state == rt::AddrState::kFreed || state == rt::AddrState::kOverflow) {
       rt::AddrCheck check = rt::DeviceMemory::Instance().Check(use.ptr, use.bytes, false);

@@ -120,8 +120,8 @@ class Communicator : public std::enable_shared_from_this<Communicator> {
   std::atomic<HcclResult> async_error_{HCCL_SUCCESS};
 
   std::mutex links_mu_;
-  std::set<std::pair<int, int>> established_;  // (op type, algorithm) pairs already linked
-  // The same pairs as bits (type * 8 + algorithm), read without the lock by every op.
+  // (op type, algorithm) pairs already linked, as bits (type * 8 + algorithm): read without a
+  // lock by every op.
   std::atomic<uint64_t> established_bits_[2] = {0, 0};
 
   // Ops of one communicator must not run at once (they share links and the CCL buffer).

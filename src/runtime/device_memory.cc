@@ -20,6 +20,7 @@
 #include <unordered_map>
 
 #include "common/env_config.h"
+#include "common/tls.h"
 #include "log/plog.h"
 #include "runtime/rt_log.h"
 
@@ -219,11 +220,7 @@ struct DeviceMemory::Impl {
   };
   static ThreadState& Tls() {
     static thread_local constinit ThreadState state{};
-    ThreadState* p = &state;
-    // Opaque to the optimizer: it would otherwise look the TLS address up again (a call to
-    // __tls_get_addr in a shared library) after every atomic access.
-    asm("" : "+r"(p));
-    return *p;
+    return TlsOnce(state);
   }
   // At thread exit: the slot goes back for another thread, and a guard that runs later on this
   // thread (another thread_local's destructor) takes the lock.
