@@ -44,6 +44,7 @@ struct BenchOptions {
   bool out_of_place = false;
   bool both = false;
   int check = 1;
+  int blocking = 0;  // nccl-tests' -z: synchronize the stream after every op
   bool host_mem = false;
   std::string log_dir;
   uint32_t timeout_s = 0;
@@ -92,7 +93,8 @@ std::vector<std::string> RankArgs(const BenchOptions& o) {
                                 "-d", o.dtype,
                                 "-o", o.redop,
                                 "--root", std::to_string(o.root),
-                                "-c", std::to_string(o.check)};
+                                "-c", std::to_string(o.check),
+                                "-z", std::to_string(o.blocking)};
   if (o.json) a.push_back("--json");
   if (o.in_place) a.push_back("--inplace");
   if (o.out_of_place) a.push_back("--outofplace");
@@ -226,6 +228,7 @@ int RankBench::Measure(const bench::Call& call, uint32_t salt, Cell* cell) {
     if (HcclResult r = bench::Launch(call, bufs_, comm_, stream_); r != HCCL_SUCCESS) {
       return Fail(info_.title, r);
     }
+    if (o_.blocking != 0 && !Sync(&rc)) return rc;
   }
   if (!Sync(&rc)) return rc;
   const auto t1 = std::chrono::steady_clock::now();
@@ -247,10 +250,11 @@ void RankBench::PrintHeader(const std::vector<std::string>& rank_lines) {
   const char* tp = getenv("VIGIL_TRANSPORT");
   fmt::print("# vigil bench {}: {} ranks, transport {}, memory {}\n", info_.name, nranks_,
              (tp && *tp) ? tp : "auto", o_.host_mem ? "host" : "device (aclrtMalloc)");
-  fmt::print("# minBytes {} maxBytes {} step: {} warmup iters: {} iters: {} validation: {}\n",
+  fmt::print("# minBytes {} maxBytes {} step: {} warmup iters: {} iters: {} validation: {} "
+             "blocking: {}\n",
              sizes_.front(), sizes_.back(),
              o_.factor > 1 ? fmt::format("{}(factor)", o_.factor) : fmt::format("{}(bytes)", o_.step_bytes),
-             o_.warmup, o_.iters, o_.check);
+             o_.warmup, o_.iters, o_.check, o_.blocking);
   fmt::print("#\n# Using devices\n");
   for (const std::string& l : rank_lines) fmt::print("{}\n", l);
   fmt::print("#\n");
@@ -454,6 +458,7 @@ int RankBench::Run() {
           {"iters", o_.iters},
           {"warmup", o_.warmup},
           {"check", o_.check != 0},
+          {"blocking", o_.blocking != 0},
           {"bus_factor", bench::BusFactor(info_.op, nranks_)},
           {"rows", rows_},
           {"wrong_total", wrong_total},
@@ -550,6 +555,10 @@ void RegisterBenchCommand(CLI::App& app, int* exit_code) {
   b->add_option("-r,--root", o->root, "Root rank of broadcast, reduce, scatter")
       ->capture_default_str();
   b->add_option("-c,--check", o->check, "Check every result (1) or not (0)")->capture_default_str();
+  b->add_option("-z,--blocking", o->blocking,
+                "Synchronize the stream after every op (1), as a blocking MPI call, or only after "
+                "the timed loop (0)")
+      ->capture_default_str();
   b->add_flag("--inplace", o->in_place, "Only the in-place form");
   b->add_flag("--outofplace", o->out_of_place, "Only the out-of-place form");
   b->add_flag("--both", o->both, "Both forms (the default)");

@@ -9,6 +9,7 @@
 
 #include "runtime/device.h"
 #include "runtime/handle_quarantine.h"
+#include "runtime/stream.h"
 
 namespace vigil::rt {
 
@@ -43,6 +44,12 @@ uint64_t Event::LastRecordSeq() const {
 bool Event::WaitFor(uint64_t seq, int64_t timeout_ms) {
   std::unique_lock<std::mutex> lock(impl_->mu);
   auto done = [&] { return impl_->completed >= seq; };
+  if (!done()) {
+    // The record may sit in a stream queue waiting for a Synchronize that this wait precedes.
+    lock.unlock();
+    KickAllStreams();
+    lock.lock();
+  }
   if (timeout_ms < 0) {
     impl_->cv.wait(lock, done);
     return true;
@@ -124,6 +131,11 @@ void Notify::Record() {
 bool Notify::Wait(int64_t timeout_ms) {
   std::unique_lock<std::mutex> lock(impl_->mu);
   auto ready = [&] { return impl_->count > 0; };
+  if (!ready()) {
+    lock.unlock();
+    KickAllStreams();  // as Event::WaitFor
+    lock.lock();
+  }
   if (timeout_ms < 0) {
     impl_->cv.wait(lock, ready);
   } else if (!impl_->cv.wait_for(lock, std::chrono::milliseconds(timeout_ms), ready)) {

@@ -1,21 +1,37 @@
-// Streams: one worker thread per stream runs tasks in FIFO order.
+// Streams: one worker thread per stream runs tasks in FIFO order — or the thread that
+// synchronizes the stream runs them itself.
 //
-// Cheap enqueue: Enqueue takes the stream mutex once and wakes the worker only when it sleeps;
-// the worker swaps the whole pending queue out under the lock and runs the batch unlocked.
-// Completion is published per task through an atomic counter, so a Synchronize waiting for an
-// earlier task is not held up by a later blocking task of the same batch; the worker takes the
-// mutex to wake a waiter only when one is registered.
+// Cheap enqueue: Enqueue takes the stream mutex once and wakes the worker only when it is in
+// its long sleep; the executor swaps the whole pending queue out under the lock and runs the
+// batch unlocked. Completion is published per task through an atomic counter, so a Synchronize
+// waiting for an earlier task is not held up by a later blocking task of the same batch; the
+// executor takes the mutex to wake a waiter only when one is registered.
+//
+// The handoff: a program that synchronizes right after it enqueues (a blocking collective, a
+// barrier, a training step) would pay two thread switches per op for a worker to run it — the
+// wake-up of the worker and the wake-up of the waiting caller, each ~1.5 us on a busy host and
+// more than the op itself for small messages. So a task queued while the stream is active waits
+// up to the handoff time (VIGIL_STREAM_HANDOFF_US, default 500 us) for a Synchronize to run it
+// on the caller's thread; only then the worker, which looks every handoff time while the stream
+// is active, runs it. Tasks still start within the handoff time when nobody synchronizes (a
+// host that waits on a peer, an event or another stream instead), so the stream stays
+// asynchronous: no program that works with a worker per stream can hang with this. One
+// executor at a time (`executing`), in task order either way. A stream idle for ~50 ms lets its
+// worker sleep until the next Enqueue wakes it; 0 turns the handoff off (the worker runs
+// everything, at once).
 #include "runtime/stream.h"
 
 #include <pthread.h>
 
 #include <atomic>
 #include <chrono>
+#include <cstdlib>
 #include <condition_variable>
 #include <map>
 #include <mutex>
 #include <thread>
 #include <unordered_map>
+#include <unordered_set>
 #include <vector>
 
 #include "log/plog.h"
@@ -51,6 +67,17 @@ struct StreamRegistry {
 StreamRegistry& Registry() {
   static StreamRegistry* registry = new StreamRegistry();  // leaked, as above
   return *registry;
+}
+
+// Every live stream, registered as a handle or not, for KickAllStreams.
+struct LiveStreams {
+  std::mutex mu;
+  std::unordered_set<Stream*> all;
+};
+
+LiveStreams& Live() {
+  static LiveStreams* live = new LiveStreams();  // leaked, as above
+  return *live;
 }
 
 }  // namespace
@@ -151,14 +178,28 @@ struct Stream::Impl {
     size_t spares_ = 0;
   };
 
+  // What the worker is doing, for Push to know whether it must wake it.
+  enum class WorkerState { kAwake, kLooking, kSleeping };
+
+  // Swaps the pending queue out (under mu, held by `lock`) and runs it unlocked on this thread.
+  void RunPending(Stream& stream, std::unique_lock<std::mutex>& lock);
+  void RunBatch(Stream& stream, TaskQueue::Chunk* batch);
+
   mutable std::mutex mu;
-  std::condition_variable cv_work;   // worker sleeps here when the queue is empty
+  std::condition_variable cv_work;   // worker waits here when it has nothing to take
   std::condition_variable cv_done;   // Synchronize waits here
   TaskQueue pending;                 // guarded by mu
   // Id of the last enqueued task: written under mu, read without it by PeekNextTaskId.
   std::atomic<uint32_t> last_id{0};
-  bool worker_sleeping = false;      // guarded by mu
+  uint32_t taken_upto = 0;           // guarded by mu: last task id an executor took
+  bool executing = false;            // guarded by mu: a thread runs a batch of this stream
+  bool take_now = false;             // guarded by mu: the worker takes what is queued at once
+  WorkerState worker_state = WorkerState::kAwake;  // guarded by mu
   bool stopping = false;             // guarded by mu
+  std::chrono::microseconds handoff{0};  // see the file comment; 0 = the worker runs everything
+  // The thread running a batch now (the worker or a synchronizing caller): a task that
+  // synchronizes its own stream would wait for itself.
+  std::atomic<std::thread::id> executor{};
   aclError first_error = ACL_SUCCESS;  // guarded by mu: first failure since the last Synchronize
   std::atomic<uint32_t> completed{0};  // id of the last task run or dropped
   std::atomic<int> sync_waiters{0};
@@ -169,62 +210,131 @@ struct Stream::Impl {
   std::thread worker;
 };
 
-Stream::Stream(int32_t device)
+namespace {
+
+// VIGIL_STREAM_HANDOFF_US: how long a queued task waits for a Synchronize to run it.
+std::chrono::microseconds DefaultHandoff() {
+  static const std::chrono::microseconds value = [] {
+    const char* env = std::getenv("VIGIL_STREAM_HANDOFF_US");
+    if (env == nullptr || *env == '\0') return std::chrono::microseconds(500);
+    char* end = nullptr;
+    const long long v = std::strtoll(env, &end, 10);
+    if (*end != '\0' || v < 0 || v > 1000000) {
+      VIGIL_RT_FAIL("VIGIL_STREAM_HANDOFF_US={} is not a number of microseconds in [0, 1000000]; "
+                    "using 500.", env);
+      return std::chrono::microseconds(500);
+    }
+    return std::chrono::microseconds(v);
+  }();
+  return value;
+}
+
+// Looks without finding anything to take before the worker sleeps until an Enqueue wakes it.
+constexpr auto kActiveWindow = std::chrono::milliseconds(50);
+
+}  // namespace
+
+Stream::Stream(int32_t device) : Stream(device, DefaultHandoff()) {}
+
+Stream::Stream(int32_t device, std::chrono::microseconds handoff)
     : impl_(std::make_unique<Impl>()), id_(g_next_stream_id.fetch_add(1)), device_(device) {
+  impl_->handoff = handoff;
   impl_->worker = std::thread([this] {
     std::string name = "vigil_strm" + std::to_string(id_);
     pthread_setname_np(pthread_self(), name.substr(0, 15).c_str());
     BindThreadDevice(device_);
     Impl& s = *impl_;
+    const bool handoff_on = s.handoff.count() > 0;
+    const int looks_while_active =
+        handoff_on ? std::max<int>(1, static_cast<int>(kActiveWindow / s.handoff)) : 0;
+    uint32_t aged_upto = 0;  // tasks up to this id were queued at the last look: take them
+    uint32_t seen_last = 0;
+    int idle_looks = 0;
     std::unique_lock<std::mutex> lock(s.mu);
     for (;;) {
-      while (s.pending.empty() && !s.stopping) {
-        s.worker_sleeping = true;
+      if (!s.pending.empty() && !s.executing &&
+          (!handoff_on || s.stopping || s.take_now || s.sync_waiters.load() > 0 ||
+           s.taken_upto < aged_upto)) {
+        s.take_now = false;
+        s.RunPending(*this, lock);
+        continue;
+      }
+      if (s.stopping && s.pending.empty() && !s.executing) break;
+      const uint32_t last = s.last_id.load(std::memory_order_relaxed);
+      aged_upto = last;
+      if (last != seen_last) {
+        seen_last = last;
+        idle_looks = 0;
+      }
+      if (!handoff_on || (s.pending.empty() && ++idle_looks > looks_while_active)) {
+        s.worker_state = Impl::WorkerState::kSleeping;
         s.cv_work.wait(lock);
-        s.worker_sleeping = false;
+      } else {
+        s.worker_state = Impl::WorkerState::kLooking;
+        s.cv_work.wait_for(lock, s.handoff);
       }
-      if (s.pending.empty()) break;  // stopping, and everything queued has run
-      Impl::TaskQueue::Chunk* const batch = s.pending.TakeAll();
-      lock.unlock();
-      for (Impl::TaskQueue::Chunk* chunk = batch; chunk != nullptr; chunk = chunk->next) {
-        for (size_t i = 0; i < chunk->used; ++i) {
-          Impl::Task& task = chunk->tasks[i];
-          // Event records still run on a failed stream: they only mark progress, and dropping
-          // them would leave host waiters blocked forever.
-          const bool drop = s.failing.load(std::memory_order_relaxed) &&
-                            task.type != TaskType::kEventRecord;
-          if (!drop) {
-            std::string detail;
-            aclError rc;
-            try {
-              rc = task.fn(&detail);
-            } catch (const std::exception& e) {
-              rc = ACL_ERROR_RT_INTERNAL_ERROR;
-              detail = std::string("task threw: ") + e.what();
-            }
-            if (rc != ACL_SUCCESS) {
-              TaskFailInfo info;
-              info.device = device_;
-              info.stream_id = id_;
-              info.task_id = task.id;
-              info.retcode = rc;
-              info.type = task.type;
-              info.detail = std::move(detail);
-              ReportFailure(info);
-            }
-          }
-          task.fn = nullptr;  // release what the task captured before signalling completion
-          s.completed.store(task.id);
-          if (s.sync_waiters.load() > 0 && task.id >= s.sync_wake_at.load()) {
-            { std::lock_guard<std::mutex> wake(s.mu); }
-            s.cv_done.notify_all();
-          }
-        }
-      }
-      lock.lock();
-      s.pending.Recycle(batch);
+      s.worker_state = Impl::WorkerState::kAwake;
     }
   });
+  std::lock_guard<std::mutex> lock(Live().mu);
+  Live().all.insert(this);
+}
+
+void Stream::Impl::RunPending(Stream& stream, std::unique_lock<std::mutex>& lock) {
+  TaskQueue::Chunk* const batch = pending.TakeAll();
+  taken_upto = last_id.load(std::memory_order_relaxed);
+  executing = true;
+  lock.unlock();
+  executor.store(std::this_thread::get_id(), std::memory_order_relaxed);
+  RunBatch(stream, batch);
+  executor.store(std::thread::id(), std::memory_order_relaxed);
+  lock.lock();
+  executing = false;
+  pending.Recycle(batch);
+  // Tasks queued meanwhile have waited already: a caller that is done leaves them to the
+  // worker at once.
+  if (!pending.empty() || stopping) {
+    take_now = true;
+    if (worker_state != WorkerState::kAwake) cv_work.notify_one();
+  }
+}
+
+void Stream::Impl::RunBatch(Stream& stream, TaskQueue::Chunk* batch) {
+  for (TaskQueue::Chunk* chunk = batch; chunk != nullptr; chunk = chunk->next) {
+    for (size_t i = 0; i < chunk->used; ++i) {
+      Task& task = chunk->tasks[i];
+      // Event records still run on a failed stream: they only mark progress, and dropping
+      // them would leave host waiters blocked forever.
+      const bool drop =
+          failing.load(std::memory_order_relaxed) && task.type != TaskType::kEventRecord;
+      if (!drop) {
+        std::string detail;
+        aclError rc;
+        try {
+          rc = task.fn(&detail);
+        } catch (const std::exception& e) {
+          rc = ACL_ERROR_RT_INTERNAL_ERROR;
+          detail = std::string("task threw: ") + e.what();
+        }
+        if (rc != ACL_SUCCESS) {
+          TaskFailInfo info;
+          info.device = stream.device_;
+          info.stream_id = stream.id_;
+          info.task_id = task.id;
+          info.retcode = rc;
+          info.type = task.type;
+          info.detail = std::move(detail);
+          stream.ReportFailure(info);
+        }
+      }
+      task.fn = nullptr;  // release what the task captured before signalling completion
+      completed.store(task.id);
+      if (sync_waiters.load() > 0 && task.id >= sync_wake_at.load()) {
+        { std::lock_guard<std::mutex> wake(mu); }
+        cv_done.notify_all();
+      }
+    }
+  }
 }
 
 void Stream::ReportFailure(const TaskFailInfo& info) {
@@ -245,6 +355,10 @@ void Stream::ReportFailure(const TaskFailInfo& info) {
 }
 
 Stream::~Stream() {
+  {
+    std::lock_guard<std::mutex> lock(Live().mu);
+    Live().all.erase(this);
+  }
   {
     std::lock_guard<std::mutex> lock(impl_->mu);
     impl_->stopping = true;
@@ -271,8 +385,10 @@ uint32_t Stream::Push(TaskType type, void (*fill)(TaskFn& slot, void* ctx), void
   task.type = type;
   s.pending.Commit();
   s.last_id.store(id, std::memory_order_relaxed);
-  if (s.worker_sleeping) {
-    s.worker_sleeping = false;  // one wake-up is enough for everything queued until it runs
+  if (s.worker_state == Impl::WorkerState::kSleeping) {
+    // One wake-up is enough for everything queued until it looks; it then takes the task after
+    // the handoff time unless a Synchronize runs it first.
+    s.worker_state = Impl::WorkerState::kAwake;
     s.cv_work.notify_one();
   }
   return id;
@@ -291,22 +407,36 @@ uint32_t Stream::CompletedTaskId() const { return impl_->completed.load(); }
 
 aclError Stream::Synchronize(int32_t timeout_ms) {
   Impl& s = *impl_;
-  if (s.worker.get_id() == std::this_thread::get_id()) {
+  if (s.worker.get_id() == std::this_thread::get_id() ||
+      s.executor.load(std::memory_order_relaxed) == std::this_thread::get_id()) {
     VIGIL_RT_FAIL("Stream synchronize failed: stream_id={} synchronized from its own task.", id_);
     return ACL_ERROR_RT_INTERNAL_ERROR;
   }
   std::unique_lock<std::mutex> lock(s.mu);
   const uint32_t target = s.last_id;
   auto done = [&] { return s.completed.load() >= target; };
-  s.sync_waiters.fetch_add(1);
-  if (target < s.sync_wake_at.load()) s.sync_wake_at.store(target);  // under mu
-  bool finished = true;
-  if (timeout_ms < 0) {
-    s.cv_done.wait(lock, done);
-  } else {
-    finished = s.cv_done.wait_for(lock, std::chrono::milliseconds(timeout_ms), done);
+  // Without a timeout this thread runs what is queued itself (see the file comment); with one
+  // it must be free to return at the timeout, so the worker runs it, at once.
+  if (timeout_ms < 0 && s.handoff.count() > 0) {
+    while (!done() && !s.pending.empty() && !s.executing) {
+      const int32_t caller_device = CurrentDevice();
+      BindThreadDevice(device_);
+      s.RunPending(*this, lock);
+      BindThreadDevice(caller_device);
+    }
   }
-  if (s.sync_waiters.fetch_sub(1) == 1) s.sync_wake_at.store(UINT32_MAX);
+  bool finished = true;
+  if (!done()) {
+    s.sync_waiters.fetch_add(1);
+    if (target < s.sync_wake_at.load()) s.sync_wake_at.store(target);  // under mu
+    if (s.worker_state != Impl::WorkerState::kAwake) s.cv_work.notify_one();  // take it now
+    if (timeout_ms < 0) {
+      s.cv_done.wait(lock, done);
+    } else {
+      finished = s.cv_done.wait_for(lock, std::chrono::milliseconds(timeout_ms), done);
+    }
+    if (s.sync_waiters.fetch_sub(1) == 1) s.sync_wake_at.store(UINT32_MAX);
+  }
   if (!finished) {
     uint32_t completed = s.completed.load();
     lock.unlock();
@@ -320,6 +450,14 @@ aclError Stream::Synchronize(int32_t timeout_ms) {
   s.first_error = ACL_SUCCESS;
   s.failing.store(false);
   return err;
+}
+
+void Stream::Kick() {
+  Impl& s = *impl_;
+  std::lock_guard<std::mutex> lock(s.mu);
+  if (s.pending.empty() || s.executing) return;
+  s.take_now = true;
+  if (s.worker_state != Impl::WorkerState::kAwake) s.cv_work.notify_one();
 }
 
 Stream* StreamFromHandle(void* handle) {
@@ -411,6 +549,12 @@ void DestroyDeviceStreams(int32_t device) {
 
 void DestroyAllStreams() { DestroyDeviceStreams(-1); }
 
+void KickAllStreams() {
+  LiveStreams& live = Live();
+  std::lock_guard<std::mutex> lock(live.mu);  // a stream leaves the set before it dies
+  for (Stream* stream : live.all) stream->Kick();
+}
+
 aclError SynchronizeDeviceStreams(int32_t device, int32_t timeout_ms) {
   std::vector<std::shared_ptr<Stream>> streams;
   {
@@ -421,6 +565,8 @@ aclError SynchronizeDeviceStreams(int32_t device, int32_t timeout_ms) {
     auto it = Registry().defaults.find(device);
     if (it != Registry().defaults.end()) streams.push_back(it->second);
   }
+  // This thread runs the first stream's tasks itself; the others' workers start theirs now.
+  for (size_t i = 1; i < streams.size(); ++i) streams[i]->Kick();
   aclError first = ACL_SUCCESS;
   for (auto& stream : streams) {
     aclError rc = stream->Synchronize(timeout_ms);

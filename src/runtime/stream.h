@@ -1,10 +1,13 @@
 // Streams: asynchronous FIFO executors, one worker thread each ("vigil_strm<id>").
-// Enqueue returns at once with the task's id; tasks of one stream run in order. A task that
+// Enqueue returns at once with the task's id; tasks of one stream run in order, on the worker
+// or on a thread that synchronizes the stream (which then runs them itself instead of waiting
+// for the worker: stream.cc, "the handoff"). A task that
 // returns an error calls the registered task-failure callbacks with (device, streamId, taskId,
 // retcode), the stream drops the tasks queued behind it, and the next Synchronize returns the
 // error (after which the stream is usable again).
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -32,6 +35,10 @@ class Stream {
  public:
   // device: the device the stream belongs to (the creating thread's current device).
   explicit Stream(int32_t device);
+  // handoff: how long a queued task waits for a Synchronize to run it before the worker does
+  // (0: the worker runs every task at once). The one-argument form takes
+  // VIGIL_STREAM_HANDOFF_US (default 500 us).
+  Stream(int32_t device, std::chrono::microseconds handoff);
   ~Stream();  // drains queued tasks, then joins the worker
   Stream(const Stream&) = delete;
   Stream& operator=(const Stream&) = delete;
@@ -67,6 +74,9 @@ class Stream {
   // RT_ERROR line, else ACL_SUCCESS. After a failure, queued tasks are dropped until this call
   // (event records still run, so host/stream waiters on them never hang).
   aclError Synchronize(int32_t timeout_ms = -1);
+  // The worker runs what is queued now, without waiting for a Synchronize to take it: for a
+  // host that waits on something else (an event, another stream) this stream's tasks may feed.
+  void Kick();
 
   // Tasks enqueued so far and tasks finished (run or dropped); for diagnostics.
   uint32_t LastTaskId() const;
@@ -96,11 +106,14 @@ aclError DestroyStream(void* handle);     // ACL_ERROR_RT_PARAM_INVALID for an u
 // aclrtResetDevice / aclFinalize: destroys the device's (or every) registered stream.
 void DestroyDeviceStreams(int32_t device);
 void DestroyAllStreams();
+// Kick() on every registered stream: a host thread about to block on an event or notify.
+void KickAllStreams();
 // aclrtSynchronizeDevice: synchronizes every stream of the device; the first error.
 aclError SynchronizeDeviceStreams(int32_t device, int32_t timeout_ms = -1);
 
 using TaskFailCallback = std::function<void(const TaskFailInfo&)>;
-// Returns a registration id; callbacks run on the failing stream's worker thread.
+// Returns a registration id; callbacks run on the thread that ran the failing task (the
+// stream's worker or a thread synchronizing the stream).
 int RegisterTaskFailCallback(TaskFailCallback cb);
 void UnregisterTaskFailCallback(int id);
 

@@ -83,18 +83,123 @@ TEST_F(StreamTest, EnqueueReturnsBeforeBlockingTaskRuns) {
   EXPECT_TRUE(ran_after.load());
 }
 
+// Bounded wait for a flag a stream task sets (the worker runs it when nobody synchronizes).
+bool WaitForFlag(const std::atomic<bool>& flag) {
+  for (int i = 0; i < 10000 && !flag.load(); ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+  return flag.load();
+}
+
 TEST_F(StreamTest, WorkerThreadIsNamedAndBoundToDevice) {
   Stream stream(3);
   char name[32] = {};
   int32_t device = -2;
+  std::atomic<bool> ran{false};
   stream.Enqueue(TaskType::kKernel, [&](std::string*) {
     pthread_getname_np(pthread_self(), name, sizeof(name));
     device = CurrentDevice();
+    ran = true;
     return ACL_SUCCESS;
   });
+  // Nobody synchronizes: the worker takes the task after the handoff time.
+  ASSERT_TRUE(WaitForFlag(ran));
   ASSERT_EQ(stream.Synchronize(), ACL_SUCCESS);
   EXPECT_EQ(std::string(name), "vigil_strm" + std::to_string(stream.id()));
   EXPECT_EQ(device, 3);
+}
+
+// The handoff: a task nobody has taken yet runs on the thread that synchronizes (no switch to
+// the worker and back), bound to the stream's device, in order; the caller's device is kept.
+TEST_F(StreamTest, SynchronizeRunsQueuedTasksOnTheCallingThread) {
+  Stream stream(3, std::chrono::seconds(1000));  // the worker would wait 1000 s to take them
+  BindThreadDevice(1);
+  std::vector<std::thread::id> threads;
+  std::vector<int32_t> devices;
+  for (int i = 0; i < 3; ++i) {
+    stream.Enqueue(TaskType::kKernel, [&](std::string*) {
+      threads.push_back(std::this_thread::get_id());
+      devices.push_back(CurrentDevice());
+      return ACL_SUCCESS;
+    });
+  }
+  ASSERT_EQ(stream.Synchronize(), ACL_SUCCESS);
+  ASSERT_EQ(threads.size(), 3u);
+  for (int i = 0; i < 3; ++i) {
+    EXPECT_EQ(threads[i], std::this_thread::get_id());
+    EXPECT_EQ(devices[i], 3);
+  }
+  EXPECT_EQ(CurrentDevice(), 1);
+  EXPECT_EQ(stream.CompletedTaskId(), 3u);
+}
+
+TEST_F(StreamTest, ZeroHandoffLeavesEveryTaskToTheWorker) {
+  Stream stream(0, std::chrono::microseconds(0));
+  std::thread::id ran_on;
+  stream.Enqueue(TaskType::kKernel, [&](std::string*) {
+    ran_on = std::this_thread::get_id();
+    return ACL_SUCCESS;
+  });
+  ASSERT_EQ(stream.Synchronize(), ACL_SUCCESS);
+  EXPECT_NE(ran_on, std::this_thread::get_id());
+}
+
+// A timed Synchronize must be free to return at its timeout: the worker runs the tasks.
+TEST_F(StreamTest, SynchronizeWithTimeoutLeavesTasksToTheWorker) {
+  Stream stream(0, std::chrono::seconds(1000));
+  std::thread::id ran_on;
+  stream.Enqueue(TaskType::kKernel, [&](std::string*) {
+    ran_on = std::this_thread::get_id();
+    return ACL_SUCCESS;
+  });
+  ASSERT_EQ(stream.Synchronize(60000), ACL_SUCCESS);
+  EXPECT_NE(ran_on, std::this_thread::get_id());
+}
+
+// A task run by a synchronizing caller that synchronizes its own stream fails, as on the worker.
+TEST_F(StreamTest, TaskThatSynchronizesItsOwnStreamFails) {
+  const int errors_before = testing::CountRuntimeErrors();
+  Stream stream(0, std::chrono::seconds(1000));
+  aclError inner = ACL_SUCCESS;
+  stream.Enqueue(TaskType::kKernel, [&](std::string*) {
+    inner = stream.Synchronize();
+    return ACL_SUCCESS;
+  });
+  EXPECT_EQ(stream.Synchronize(), ACL_SUCCESS);
+  EXPECT_EQ(inner, ACL_ERROR_RT_INTERNAL_ERROR);
+  EXPECT_EQ(testing::CountRuntimeErrors(), errors_before + 1);
+}
+
+// A host thread that blocks on an event a queued task of another stream records must not wait
+// for that stream's handoff: the wait hands the queued tasks to their workers (with a handoff
+// of 1000 s this test would hang, bounded by the watchdog below, without it).
+TEST_F(StreamTest, EventWaitStartsTheStreamThatRecordsIt) {
+  auto event = std::make_shared<Event>();
+  Stream waiter(0, std::chrono::seconds(1000));
+  Stream recorder(0, std::chrono::seconds(1000));
+  const uint64_t seq = event->NextRecordSeq();
+  recorder.Enqueue(TaskType::kEventRecord, [event, seq](std::string*) {
+    event->Complete(seq);
+    return ACL_SUCCESS;
+  });
+  waiter.Enqueue(TaskType::kEventWait, [event, seq](std::string*) {
+    event->WaitFor(seq, -1);
+    return ACL_SUCCESS;
+  });
+  auto sync = std::async(std::launch::async, [&] { return waiter.Synchronize(); });
+  const bool finished = sync.wait_for(std::chrono::seconds(60)) == std::future_status::ready;
+  EXPECT_TRUE(finished);
+  if (!finished) recorder.Kick();  // unblock, so the test ends either way
+  EXPECT_EQ(sync.get(), ACL_SUCCESS);
+  EXPECT_EQ(recorder.Synchronize(), ACL_SUCCESS);
+  // And a host wait (aclrtSynchronizeEvent's path) does the same.
+  const uint64_t seq2 = event->NextRecordSeq();
+  recorder.Enqueue(TaskType::kEventRecord, [event, seq2](std::string*) {
+    event->Complete(seq2);
+    return ACL_SUCCESS;
+  });
+  EXPECT_TRUE(event->WaitFor(seq2, 60000));
+  EXPECT_EQ(recorder.Synchronize(), ACL_SUCCESS);
 }
 
 TEST_F(StreamTest, FailureCallsCallbackDropsQueuedTasksAndReportsOnce) {
