@@ -6,8 +6,10 @@
 #
 # It installs (apt-get, when missing) libopenmpi-dev openmpi-bin libgloo-dev, builds Vigil's
 # `vigil` (unless VIGIL points at one) and three small harnesses (OpenMPI, Gloo, memcpy), then
-# runs per series (AllReduce latency 8 B-1 KiB; AllReduce, AllGather, ReduceScatter, Broadcast,
-# AlltoAll 1-64 MiB), back to back so they share the machine's load:
+# runs per series (AllReduce latency 8 B-1 KiB, with Vigil's ops back to back as nccl-tests
+# times them and, series allreduce-latz, with a stream synchronize after each; AllReduce,
+# AllGather, ReduceScatter, Broadcast, AlltoAll 1-64 MiB), back to back so they share the
+# machine's load:
 #   vigil-shm   vigil bench --transport shm           (heartbeat and flight recorder on: defaults)
 #   ompi-shm    mpirun (OpenMPI's default: shared memory)
 #   vigil-tcp   vigil bench --transport tcp
@@ -36,7 +38,7 @@ MAX_BYTES="${MAX_BYTES:-64M}"
 RUN_TIMEOUT="${RUN_TIMEOUT:-240}"
 BUILD="${BUILD:-$REPO/build-compare}"
 OUT="${OUT:-$BUILD/results-$(date +%Y%m%d-%H%M%S)}"
-SERIES="${SERIES:-allreduce-lat allreduce allgather reducescatter broadcast alltoall}"
+SERIES="${SERIES:-allreduce-lat allreduce-latz allreduce allgather reducescatter broadcast alltoall}"
 JOBS="${JOBS:-2}"
 REPEAT="${REPEAT:-1}"   # rounds of every run; the summary keeps each size's best round
 TOOLS="${TOOLS:-vigil-shm ompi-shm vigil-tcp ompi-tcp gloo}"
@@ -123,20 +125,25 @@ run memcpy -- "$BIN/memcpy_bw" 64 10
 for series in $SERIES; do
   case "$series" in
     allreduce-lat) op=allreduce; sizes=(-b 8 -e 1K -f 2 -n "$LAT_ITERS" -w "$LAT_WARMUP") ;;
+    # The same with Vigil synchronizing its stream after every op (-z 1), as a blocking
+    # MPI_Allreduce returns only when done: the latency a program that waits for each op sees.
+    allreduce-latz) op=allreduce; sizes=(-b 8 -e 1K -f 2 -n "$LAT_ITERS" -w "$LAT_WARMUP") ;;
     allreduce|allgather|reducescatter|broadcast|alltoall)
       op=$series; sizes=(-b 1M -e "$MAX_BYTES" -f 2 -n "$BW_ITERS" -w "$BW_WARMUP") ;;
     *) log "unknown series $series"; continue ;;
   esac
+  vz=(); [ "$series" = allreduce-latz ] && vz=(-z 1)
   for rep in $(seq 1 "$REPEAT"); do
     log "== $series (round $rep of $REPEAT)"
     r=".r$rep"
-    want vigil-shm && vigil_run "${series}__vigil-shm$r" shm "$op" "${sizes[@]}"
+    want vigil-shm && vigil_run "${series}__vigil-shm$r" shm "$op" "${sizes[@]}" "${vz[@]}"
     want ompi-shm && run "${series}__ompi-shm$r" -- "${MPIRUN[@]}" "$BIN/mpi_bench" "$op" \
         "${sizes[@]}" --label ompi-shm
-    want vigil-tcp && vigil_run "${series}__vigil-tcp$r" tcp "$op" "${sizes[@]}"
+    want vigil-tcp && vigil_run "${series}__vigil-tcp$r" tcp "$op" "${sizes[@]}" "${vz[@]}"
     want ompi-tcp && run "${series}__ompi-tcp$r" -- "${MPIRUN[@]}" --mca pml ob1 \
         --mca btl tcp,self "$BIN/mpi_bench" "$op" "${sizes[@]}" --label ompi-tcp
     want gloo || continue
+    [ "$series" = allreduce-latz ] && continue  # Gloo's calls are the same as in allreduce-lat
     case "$op" in
       allreduce)
         gloo_run "${series}__gloo-ring$r" "$op" --algo ring "${sizes[@]}"
