@@ -279,6 +279,7 @@ bool EnvConfig::Load(std::string* error) {
   });
   l.Bool("VIGIL_SHM_SINGLE_COPY", &shm_single_copy);
   l.Bytes("VIGIL_TCP_LOOPBACK_SOCKBUF", &tcp_loopback_sockbuf, 0);
+  l.Bool("VIGIL_TCP_EAGER", &tcp_eager);
   l.String("VIGIL_FAULT", &fault, [](const std::string&) { return std::string(); });
 
   if (invalid.empty()) {

@@ -84,6 +84,8 @@ class Link {
   virtual bool can_retract() const { return false; }
   virtual void MarkOpStart() {}
   virtual void AbandonOp() {}
+  // True once the peer took data back (its AbandonOp) and this end knows it.
+  virtual bool peer_retracted() const { return false; }
 
   // Single copy ("lending"): TrySend2 where the link may let the peer read b in place, straight
   // from this process's memory, instead of copying it into the link (shm: process_vm_readv by

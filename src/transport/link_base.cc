@@ -37,10 +37,11 @@ void LinkBase::Break(const std::string& reason, bool report) {
     return;
   }
   if (reported_.exchange(true)) return;
-  HCCL_ERROR("[TaskExecStage][Link]link error: local rank[{}] ip[{}] port[{}] <-> remote rank[{}] "
-             "ip[{}] port[{}] pid[{}], link type[{}], reason[{}]",
-             local_.rank, local_.host_ip, local_.port, remote_.rank, remote_.host_ip,
-             remote_.port, remote_.pid, LinkTypeName(type_), reason);
+  HCCL_ERROR(
+      "[TaskExecStage][Link]link error: local rank[{}] ip[{}] port[{}] <-> remote rank[{}] "
+      "ip[{}] port[{}] pid[{}], link type[{}], reason[{}]",
+      local_.rank, local_.host_ip, local_.port, remote_.rank, remote_.host_ip, remote_.port,
+      remote_.pid, LinkTypeName(type_), reason);
   if (reporter_) {
     LinkError e;
     e.local = local_;
@@ -56,8 +57,22 @@ void LinkBase::OnControlReadable() {
   char buf[64];
   ssize_t r = recv(ctrl_.fd(), buf, sizeof(buf), MSG_DONTWAIT);
   if (r > 0) {
-    if (std::memchr(buf, 'B', static_cast<size_t>(r)) != nullptr) {
-      Break("the peer closed the link", false);
+    for (ssize_t i = 0; i < r; ++i) {
+      const char c = buf[i];
+      if (in_retract_) {
+        if (c >= '0' && c <= '9') {
+          retract_value_ = retract_value_ * 10 + static_cast<uint64_t>(c - '0');
+        } else {
+          in_retract_ = false;
+          if (c == ';') OnPeerRetract(retract_value_);
+        }
+      } else if (c == 'R') {
+        in_retract_ = true;
+        retract_value_ = 0;
+      } else if (c == 'B') {
+        Break("the peer closed the link", false);
+        return;
+      }
     }
     return;
   }
@@ -74,13 +89,19 @@ void LinkBase::OnControlReadable() {
   }
 }
 
+void LinkBase::SendRetract(uint64_t offset) {
+  if (!ctrl_.valid() || state() != kOk) return;
+  const std::string msg = fmt::format("R{};", offset);
+  (void)send(ctrl_.fd(), msg.data(), msg.size(), MSG_DONTWAIT | MSG_NOSIGNAL);
+}
+
 void LinkBase::OnDataEof(const std::string& what) {
   // The peer sends its bye on the control socket before shutting its data sockets; give it a
   // moment to arrive (the monitor thread may be reading it right now).
   for (int i = 0; i < 20 && state() == kOk; ++i) {
-    char c;
-    ssize_t r = recv(ctrl_.fd(), &c, 1, MSG_PEEK | MSG_DONTWAIT);
-    if (r == 1 && c == 'B') {
+    char buf[64];  // a retract notice may come before the bye
+    ssize_t r = recv(ctrl_.fd(), buf, sizeof(buf), MSG_PEEK | MSG_DONTWAIT);
+    if (r > 0 && std::memchr(buf, 'B', static_cast<size_t>(r)) != nullptr) {
       Break("the peer closed the link", false);
       break;
     }

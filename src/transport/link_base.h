@@ -2,9 +2,11 @@
 // the link was made over, kept open so the peer's death or a cut is noticed at once), the
 // broken/closed state, and the once-only error report.
 //
-// Control socket protocol after the handshake: the only message is one byte 'B' ("bye"), sent
-// by a rank that closes its links on purpose. EOF or reset without it means the peer process
-// died or the connection was cut: a link error, reported once through the observer.
+// Control socket protocol after the handshake: one byte 'B' ("bye"), sent by a rank that closes
+// its links on purpose; and "R<offset>;" (decimal), sent by a rank that gave an op up: it takes
+// back what it sent on the link's data stream from that offset on (Link::AbandonOp on links
+// whose data travels elsewhere, TCP). EOF or reset without a bye means the peer process died
+// or the connection was cut: a link error, reported once through the observer.
 #pragma once
 
 #include <atomic>
@@ -59,6 +61,10 @@ class LinkBase : public Link {
   }
   // The peer's EOF on a data path: orderly if its bye arrives shortly, else a link error.
   void OnDataEof(const std::string& what);
+  // Tells the peer (control socket) that this rank takes back its data from stream offset on.
+  void SendRetract(uint64_t offset);
+  // The peer's retract notice arrived (monitor thread).
+  virtual void OnPeerRetract(uint64_t offset) { (void)offset; }
   State state() const { return static_cast<State>(state_.load(std::memory_order_acquire)); }
 
   const LinkType type_;
@@ -74,6 +80,9 @@ class LinkBase : public Link {
   std::string reason_;
   std::atomic<uint64_t> cut_after_{0};
   std::atomic<uint64_t> moved_{0};
+  // A retract notice split across control-socket reads (monitor thread only).
+  bool in_retract_ = false;
+  uint64_t retract_value_ = 0;
 };
 
 }  // namespace vigil::transport

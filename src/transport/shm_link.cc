@@ -262,6 +262,10 @@ void ShmLink::AbandonOp() {
   RecallLent();
 }
 
+bool ShmLink::peer_retracted() const {
+  return rx_->retract.load(std::memory_order_acquire) != 0;
+}
+
 uint64_t ShmLink::ReadableHead() const {
   // seq_cst: WaitReady's register-then-check relies on it.
   const uint64_t head = rx_->head.load(std::memory_order_seq_cst);

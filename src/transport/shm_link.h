@@ -87,6 +87,7 @@ class ShmLink : public LinkBase {
   bool can_retract() const override { return true; }
   void MarkOpStart() override { op_start_ = tx_head_; }
   void AbandonOp() override;
+  bool peer_retracted() const override;
   void WaitReady(bool for_send, int timeout_ms) override;
   uintptr_t wait_domain() const override { return reinterpret_cast<uintptr_t>(mine_); }
 

@@ -1,12 +1,11 @@
 #include "transport/tcp_link.h"
 
 #include <errno.h>
+#include <fmt/format.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <poll.h>
 #include <sys/socket.h>
-
-#include <fmt/format.h>
 
 #include <algorithm>
 #include <cmath>
@@ -49,7 +48,8 @@ TcpLink::TcpLink(Endpoint local, Endpoint remote, net::Socket ctrl, Reporter rep
                std::move(reporter)),
       qps_(std::move(qps)),
       send_timeout_(send_timeout),
-      qp_memory_(qp_memory) {
+      qp_memory_(qp_memory),
+      eager_(Env().tcp_eager) {
   unsigned int user_timeout = static_cast<unsigned int>(send_timeout_.count());
   const int buf = LoopbackSockBuf(local_, remote_);
   for (auto& s : qps_) {
@@ -69,11 +69,24 @@ void TcpLink::ShutdownData() {
   for (auto& s : qps_) s.Shutdown();
 }
 
+void TcpLink::AbandonOp() {
+  // The first abandon wins: a later op's start must not uncover this one's data. Without
+  // eager sends there is nothing to take back: a body left only once the peer's header came.
+  if (!eager_ || abandoned_) return;
+  abandoned_ = true;
+  SendRetract(op_start_);
+}
+
+void TcpLink::OnPeerRetract(uint64_t offset) {
+  uint64_t none = 0;
+  peer_retract_.compare_exchange_strong(none, offset + 1, std::memory_order_acq_rel);
+}
+
 HcclResult TcpLink::SocketError(const char* op, int err) {
-  std::string what = err == 0 ? fmt::format("connection closed by remote rank[{}] pid[{}] during {}",
-                                            remote_.rank, remote_.pid, op)
-                              : fmt::format("{} to remote rank[{}] failed: {}", op, remote_.rank,
-                                            strerror(err));
+  std::string what =
+      err == 0 ? fmt::format("connection closed by remote rank[{}] pid[{}] during {}", remote_.rank,
+                             remote_.pid, op)
+               : fmt::format("{} to remote rank[{}] failed: {}", op, remote_.rank, strerror(err));
   if (err == 0 || err == ECONNRESET || err == EPIPE) {
     OnDataEof(what);  // an orderly close by the peer is not a link error
   } else {
@@ -123,6 +136,12 @@ HcclResult TcpLink::TrySend(const void* buf, size_t n, size_t* moved) {
 HcclResult TcpLink::TryRecv(void* buf, size_t n, size_t* moved) {
   *moved = 0;
   if (state() == kClosed || state() == kBroken) return HCCL_E_REMOTE;
+  const uint64_t allowed = RecvAllowance();
+  if (allowed < n) {
+    // The peer took the rest back: it never arrives (the link is done once the peer closes).
+    if (allowed == 0) return state() == kOk ? HCCL_SUCCESS : HCCL_E_REMOTE;
+    n = static_cast<size_t>(allowed);
+  }
   char* p = static_cast<char*>(buf);
   size_t done = 0;
   while (done < n) {
@@ -149,13 +168,16 @@ HcclResult TcpLink::TryRecv(void* buf, size_t n, size_t* moved) {
 
 // A receive from a peer that closed in order still waits on its data socket: what it sent is
 // on the way, and the socket's EOF follows it (no busy loop until then).
+// A receive stopped at the peer's retract offset waits for nothing but the link's end.
 bool TcpLink::NothingToWaitFor(bool for_send) const {
-  return broken() && (for_send || state() != kPeerClosed);
+  return broken() && (for_send || (state() != kPeerClosed || RecvAllowance() == 0));
 }
 
 void TcpLink::WaitReady(bool for_send, int timeout_ms) {
   if (NothingToWaitFor(for_send)) return;
-  pollfd pfd{for_send ? SendFd() : RecvFd(), static_cast<short>(for_send ? POLLOUT : POLLIN), 0};
+  // Retracted: the socket may hold data that is never delivered; sleep (fd -1 is ignored).
+  const int fd = !for_send && RecvAllowance() == 0 ? -1 : for_send ? SendFd() : RecvFd();
+  pollfd pfd{fd, static_cast<short>(for_send ? POLLOUT : POLLIN), 0};
   (void)poll(&pfd, 1, std::min(timeout_ms, 100));
 }
 
@@ -165,7 +187,8 @@ bool TcpLink::AppendPollFds(bool for_send, std::vector<pollfd>* fds) const {
     fds->push_back({ctrl_fd(), POLLIN | POLLOUT, 0});
     return true;
   }
-  fds->push_back({for_send ? SendFd() : RecvFd(), static_cast<short>(for_send ? POLLOUT : POLLIN), 0});
+  const int fd = !for_send && RecvAllowance() == 0 ? -1 : for_send ? SendFd() : RecvFd();
+  fds->push_back({fd, static_cast<short>(for_send ? POLLOUT : POLLIN), 0});
   return true;
 }
 

@@ -3,9 +3,20 @@
 // always travels on QP k % qps and is read back in order. Sockets are non-blocking; a send
 // that makes no progress for the HCCL_RDMA_TIMEOUT x HCCL_RDMA_RETRY_CNT analogue (4.096 us x
 // 2^timeout x retry_cnt, ~30 s by default; also set as TCP_USER_TIMEOUT) breaks the link.
+//
+// Taking an op back (Link::AbandonOp): bytes in the kernel cannot be recalled, so a rank that
+// gives an op up sends "retract from stream offset X" (X: where the op's sends began) over the
+// control socket, and the peer's TryRecv delivers nothing from X on. That lets an op's first
+// data go out with its header, before the peer shows it is in the op (as on shm): a late peer
+// still times out, as it would had the data never been sent. Like shm's retract, it hides only
+// what the peer has not read when the notice arrives (the monitor thread takes it at once; a
+// rank late by more than HCCL_EXEC_TIMEOUT reads nothing). VIGIL_TCP_EAGER=0 restores the old
+// way: each op's data waits for the peer's op header (one more round trip per op).
 #pragma once
 
+#include <atomic>
 #include <chrono>
+#include <cstdint>
 #include <vector>
 
 #include "transport/link_base.h"
@@ -34,11 +45,22 @@ class TcpLink : public LinkBase {
   void WaitReady(bool for_send, int timeout_ms) override;
   bool AppendPollFds(bool for_send, std::vector<pollfd>* fds) const override;
 
+  bool can_retract() const override { return eager_; }
+  void MarkOpStart() override { op_start_ = send_off_; }
+  void AbandonOp() override;
+  bool peer_retracted() const override { return peer_retract_.load() != 0; }
+
  protected:
   void ShutdownData() override;
+  void OnPeerRetract(uint64_t offset) override;
 
  private:
   bool NothingToWaitFor(bool for_send) const;
+  // Bytes TryRecv may still deliver before the peer's retract offset (SIZE_MAX: no retract).
+  uint64_t RecvAllowance() const {
+    const uint64_t r = peer_retract_.load(std::memory_order_acquire);
+    return r == 0 ? UINT64_MAX : (r - 1 > recv_off_ ? r - 1 - recv_off_ : 0);
+  }
   int SendFd() const { return qps_[(send_off_ / kTcpChunk) % qps_.size()].fd(); }
   int RecvFd() const { return qps_[(recv_off_ / kTcpChunk) % qps_.size()].fd(); }
   HcclResult SocketError(const char* op, int err);
@@ -49,6 +71,11 @@ class TcpLink : public LinkBase {
   uint64_t send_off_ = 0;
   uint64_t recv_off_ = 0;
   bool stalled_ = false;
+  const bool eager_;
+  uint64_t op_start_ = 0;
+  bool abandoned_ = false;
+  // 0, or 1 + the stream offset from which the peer took its data back (its retract notice).
+  std::atomic<uint64_t> peer_retract_{0};
   SteadyClock::time_point stall_since_{};
 };
 

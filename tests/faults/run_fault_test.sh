@@ -283,6 +283,25 @@ F7_late_rank_diagnose)
     flight_task $r 1 Memcpy $other done
   done
   ;;
+F7_late_rank_tcp)
+  # F7 over TCP links, where an op's data goes out with its header before the peer enters the
+  # op (VIGIL_TCP_EAGER, the default): rank 0's whole 256-byte AllReduce (one round) is on the
+  # wire when it times out, and it takes it back (retract notice), so the late rank 1 still
+  # times out instead of completing with what rank 0 gave up, and waits for rank 0's op header.
+  export HCCL_EXEC_TIMEOUT=2 HCCL_DIAGNOSE_ENABLE=1 VIGIL_TRANSPORT=tcp
+  run 2 60 --mode late --odd 1 --delay-ms 3500 --count 64
+  for r in 0 1; do
+    other=$((1 - r))
+    expect $r async 9
+    task_failed_lines $r "[TaskExecStage][Timeout][Host]" AllReduce 2
+    has $r debug "Task run failed, reason is timeout waiting for" "timeout[2s]"
+    has $r debug "[TaskExecStage][Timeout][Host]Task run failed, para information is task[" \
+      "taskType[Notify Wait], remoteRank[$other], linkType[TCP], size[" "bytesDone[0]," \
+      "waitFor[op header of rank[$other] (has it entered this op?)], tag[AllReduce_"
+    flight_task $r 2 "Notify Wait" $other failed
+  done
+  if grep -q "^DATA rank=1 " "$WORK/out"; then fail "the late rank completed with abandoned data"; fi
+  ;;
 F8_two_streams)
   run 2 45 --mode two_streams --odd 1 --delay-ms 700
   has 0 debug "[TaskExecStage][InvalidArgument]communicator[" "used from two streams at once" \
