@@ -200,7 +200,11 @@ void Ctx::AttachHeader() {
     const uint32_t peer = x.hook_arg;  // the member index (Send/Recv)
     const int k = neighbour(peer);
     if (x.send) {
-      if (!x.link->can_retract()) x.gate = k >= 0 ? h.arrived_flag(k) : &h.passed;
+      const size_t eager = x.link->eager_bytes();
+      if (eager < x.bytes) {
+        x.gate = k >= 0 ? h.arrived_flag(k) : &h.passed;
+        x.eager = eager;
+      }
       if (!MarkHeader(true, peer)) continue;
       x.head = const_cast<void*>(h.mine_for(peer));
       x.head_bytes = h.bytes;

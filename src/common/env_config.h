@@ -53,9 +53,9 @@ struct EnvConfig {
   // TCP link whose two ends share a host (raised to 64K at least); 0 (the default) = the kernel's
   // autotuning. Links between hosts always autotune.
   uint64_t tcp_loopback_sockbuf = 0;
-  // VIGIL_TCP_EAGER, 0/1: an op's data on a TCP link goes out with its header, before the peer
-  // shows it is in the op (an abandoned op is taken back over the control connection); 0 = the
-  // data waits for the peer's op header.
+  // VIGIL_TCP_EAGER, 0/1: an op's first data on a TCP link (transport::kTcpEagerWindow) goes out
+  // with its header, before the peer shows it is in the op (an abandoned op is taken back over
+  // the control connection); 0 = the data waits for the peer's op header.
   bool tcp_eager = true;
 
   struct Echo {

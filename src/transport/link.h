@@ -84,6 +84,10 @@ class Link {
   virtual bool can_retract() const { return false; }
   virtual void MarkOpStart() {}
   virtual void AbandonOp() {}
+  // Body bytes of an op's first send on this link that may go out before the peer's op header
+  // arrived (the rest waits for it): none where data cannot be taken back; on TCP a window, so
+  // a sender does not fill the socket with bytes its peer will copy out cold much later.
+  virtual size_t eager_bytes() const { return can_retract() ? SIZE_MAX : 0; }
   // True once the peer took data back (its AbandonOp) and this end knows it.
   virtual bool peer_retracted() const { return false; }
 
@@ -143,6 +147,7 @@ struct Xfer {
   // A send whose body may not start before *gate is true (its head goes at once): set by a
   // HeadHook when the peer's own header has arrived, or when every header it waits for passed.
   const bool* gate = nullptr;
+  size_t eager = 0;  // body bytes that may go while *gate is false (Link::eager_bytes)
   // Out, written only when Progress fails: the bytes (head and body) moved by then, so that
   // task-level tracking (HCCL_DIAGNOSE_ENABLE) can say how far each transfer got.
   size_t done = 0;

@@ -83,18 +83,20 @@ int MsUntil(SteadyClock::time_point deadline, int cap) {
   return static_cast<int>(std::min<int64_t>(ms, cap));
 }
 
-// One non-blocking attempt on x; *moved gets the bytes moved (head and body).
-HcclResult Step(Xfer& x, size_t done, size_t* moved, bool head_only) {
+// One non-blocking attempt on x; *moved gets the bytes moved (head and body). A send moves
+// no body byte past `body_cap` (its gate's eager window while the gate is closed).
+HcclResult Step(Xfer& x, size_t done, size_t* moved, size_t body_cap) {
   const size_t hb = x.head_bytes;
   if (done < hb) {
     char* h = static_cast<char*>(x.head) + done;
-    if (x.send && head_only) return x.link->TrySend(h, hb - done, moved);
-    if (x.send && x.lend) return x.link->TrySendLent(h, hb - done, x.buf, x.bytes, moved);
-    if (x.send) return x.link->TrySend2(h, hb - done, x.buf, x.bytes, moved);
+    const size_t nb = std::min(x.bytes, body_cap);
+    if (x.send && nb == 0) return x.link->TrySend(h, hb - done, moved);
+    if (x.send && x.lend) return x.link->TrySendLent(h, hb - done, x.buf, nb, moved);
+    if (x.send) return x.link->TrySend2(h, hb - done, x.buf, nb, moved);
     return x.link->TryRecv(h, hb - done, moved);  // never past the head: the hook runs first
   }
   char* p = static_cast<char*>(x.buf) + (done - hb);
-  const size_t left = x.bytes - (done - hb);
+  const size_t left = std::min(x.bytes, body_cap) - (done - hb);
   if (x.send && x.lend) return x.link->TrySendLent(nullptr, 0, p, left, moved);
   return x.send ? x.link->TrySend(p, left, moved) : x.link->TryRecv(p, left, moved);
 }
@@ -126,7 +128,7 @@ bool LastLook(std::vector<Xfer>& xfers, size_t* done, const bool* held, Progress
     if (x.send || x.hook == nullptr || held[i] || done[i] >= x.head_bytes) continue;
     for (;;) {
       size_t moved = 0;
-      if (Step(x, done[i], &moved, true) != HCCL_SUCCESS) break;
+      if (Step(x, done[i], &moved, 0) != HCCL_SUCCESS) break;
       done[i] += moved;
       if (done[i] >= x.head_bytes) {
         if (x.hook->on_head(x.hook->ctx, x.hook_arg, x.head) == HeadVerdict::kFail) {
@@ -226,9 +228,10 @@ HcclResult ProgressAll(std::vector<Xfer>& xfers, const WaitPolicy& wait, Progres
       }
       while (done[i] < total) {
         const bool gated = x.gate != nullptr && !*x.gate;
-        if (gated && done[i] >= x.head_bytes) break;
+        const size_t body_cap = gated ? x.eager : x.bytes;
+        if (done[i] >= x.head_bytes + body_cap) break;
         size_t moved = 0;
-        HcclResult r = Step(x, done[i], &moved, gated);
+        HcclResult r = Step(x, done[i], &moved, body_cap);
         if (r != HCCL_SUCCESS) {
           err->code = r;
           err->link = x.link;
@@ -340,7 +343,8 @@ HcclResult ProgressAll(std::vector<Xfer>& xfers, const WaitPolicy& wait, Progres
       size_t k = 0;
       for (size_t j = 0; j < npending; ++j) {
         const Xfer& x = xfers[pending[j]];
-        if (!(x.send && x.gate != nullptr && !*x.gate && done[pending[j]] >= x.head_bytes)) {
+        if (!(x.send && x.gate != nullptr && !*x.gate &&
+              done[pending[j]] >= x.head_bytes + x.eager)) {
           pending[k++] = pending[j];
         }
       }

@@ -7,7 +7,8 @@
 // Taking an op back (Link::AbandonOp): bytes in the kernel cannot be recalled, so a rank that
 // gives an op up sends "retract from stream offset X" (X: where the op's sends began) over the
 // control socket, and the peer's TryRecv delivers nothing from X on. That lets an op's first
-// data go out with its header, before the peer shows it is in the op (as on shm): a late peer
+// data (kTcpEagerWindow per send) go out with its header, before the peer shows it is in the
+// op, as on shm: a late peer
 // still times out, as it would had the data never been sent. Like shm's retract, it hides only
 // what the peer has not read when the notice arrives (the monitor thread takes it at once; a
 // rank late by more than HCCL_EXEC_TIMEOUT reads nothing). VIGIL_TCP_EAGER=0 restores the old
@@ -24,6 +25,11 @@
 namespace vigil::transport {
 
 constexpr size_t kTcpChunk = 256u << 10;
+// Body bytes of an op's first send on a link that go out before the peer's op header arrived
+// (Link::eager_bytes); the rest follows the header. Sending all of it at once lets a sender fill
+// its sockets with bytes the peer copies out cold much later: AllReduce 2-16 MiB, 4 ranks on 2
+// cores, ran at 0.90-0.97x of this window's busbw (bench/compare/RESULTS.md, session 6).
+constexpr size_t kTcpEagerWindow = 1u << 20;
 constexpr size_t kQpDepthBytes = 1u << 20;  // device memory charged per QP (EI0011)
 
 // SO_SNDBUF/SO_RCVBUF for a link's data sockets: VIGIL_TCP_LOOPBACK_SOCKBUF when both ends share a
@@ -46,6 +52,7 @@ class TcpLink : public LinkBase {
   bool AppendPollFds(bool for_send, std::vector<pollfd>* fds) const override;
 
   bool can_retract() const override { return eager_; }
+  size_t eager_bytes() const override { return eager_ ? kTcpEagerWindow : 0; }
   void MarkOpStart() override { op_start_ = send_off_; }
   void AbandonOp() override;
   bool peer_retracted() const override { return peer_retract_.load() != 0; }

@@ -164,6 +164,30 @@ TEST(ProgressTest, AGatedSendWaitsForTheReceiveNotForItsLink) {
   EXPECT_EQ(out.credit.load(), 1000 - sizeof(head) - body.size());
 }
 
+// A gated send with an eager window (Link::eager_bytes) moves its head and that much of its
+// body before the gate opens, then the rest once it does.
+TEST(ProgressTest, AGatedSendMovesItsEagerWindowFirst) {
+  FakeLink out;
+  out.remote_.rank = 1;
+  out.credit = 1000;
+  std::vector<char> body(100);
+  uint64_t head = 7;
+  bool open = false;
+  std::vector<Xfer> x{{&out, true, body.data(), body.size(), &head, sizeof(head)}};
+  x[0].gate = &open;
+  x[0].eager = 30;
+  ProgressError err;
+  EXPECT_EQ(Progress(x, Within(100ms), &err), HCCL_E_TIMEOUT);
+  EXPECT_EQ(x[0].done, sizeof(head) + 30);
+  EXPECT_EQ(out.credit.load(), 1000 - sizeof(head) - 30);
+  open = true;
+  x[0].head_bytes = 0;  // what is left: the body past the window
+  x[0].buf = body.data() + 30;
+  x[0].bytes = body.size() - 30;
+  EXPECT_EQ(Progress(x, Within(10s), &err), HCCL_SUCCESS) << err.reason;
+  EXPECT_EQ(out.credit.load(), 1000 - sizeof(head) - body.size());
+}
+
 // ---------------------------------------------------------------- links between threads
 
 struct Mode {
