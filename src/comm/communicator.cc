@@ -438,7 +438,7 @@ HcclResult Communicator::Enqueue(OpDesc&& op, rt::Stream* stream, const void* ha
 }
 
 HcclResult Communicator::EnsureLinks(const OpDesc& op, alg::Algo algo, const std::string& tag,
-                                     OpFailure* failure) {
+                                     OpFailure* failure, bool* connected) {
   static_assert(
       static_cast<int>(OpType::kBarrier) * 8 + static_cast<int>(alg::Algo::kHierarchical) < 128,
       "established_bits_ holds every (op type, algorithm) pair");
@@ -461,6 +461,7 @@ HcclResult Communicator::EnsureLinks(const OpDesc& op, alg::Algo algo, const std
     }
   }
   std::string error;
+  *connected = true;
   HcclResult rc = transport_->Connect(peers, tag, &error);
   if (rc != HCCL_SUCCESS) {
     failure->code = rc;
@@ -601,7 +602,9 @@ aclError Communicator::Execute(const OpDesc& op, const OpRecord& record, alg::Al
   }
   running_stream_.store(record.stream_id);
   running_type_.store(static_cast<int>(op.type));  // its tag: info_->tags[type]
-  NotifyStart(record);
+  // The op's one clock read: its observers' start time and its HCCL_EXEC_TIMEOUT deadline.
+  SteadyClock::time_point start = SteadyClock::now();
+  NotifyStart(record, start);
 
   // Every op stages through the CCL buffer first, as on a device: after HcclCommDestroy this
   // copy hits the freed buffer (EI0012), whatever the algorithm would do next.
@@ -654,9 +657,13 @@ aclError Communicator::Execute(const OpDesc& op, const OpRecord& record, alg::Al
     return fail(OpFailure::Kind::kAbort, HCCL_E_REMOTE);
   }
 
-  if (size() > 1 && EnsureLinks(op, algo, record.tag(), &failure) != HCCL_SUCCESS) {
+  bool connected = false;
+  if (size() > 1 && EnsureLinks(op, algo, record.tag(), &failure, &connected) != HCCL_SUCCESS) {
     return fail(failure.kind, failure.code);
   }
+  // Link establishment (the first op of an algorithm) is not execution: the deadline counts
+  // from its end, as before.
+  if (connected) start = SteadyClock::now();
 
   alg::Group group;
   group.rank = rank();
@@ -677,7 +684,7 @@ aclError Communicator::Execute(const OpDesc& op, const OpRecord& record, alg::Al
   group.wait.spin = spin_wait_;
   const uint32_t exec_timeout = options_.exec_timeout_s;
   if (exec_timeout > 0) {
-    group.wait.deadline = SteadyClock::now() + std::chrono::seconds(exec_timeout);
+    group.wait.deadline = start + std::chrono::seconds(exec_timeout);
   }
   group.wait.abort = &abort_;
   group.tasks = tasks.get();

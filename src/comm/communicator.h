@@ -90,8 +90,9 @@ class Communicator : public std::enable_shared_from_this<Communicator> {
   // PickAlgorithm through a per-op-type cache of the last choice by message size (Enqueue).
   alg::Algo CachedAlgorithm(const OpDesc& op, alg::HierPlan* plan) const;
   std::string AlgTypeString(alg::Algo algo, const alg::HierPlan& plan) const;
+  // *connected: set when it had to connect (the op's start time is then stale).
   HcclResult EnsureLinks(const OpDesc& op, alg::Algo algo, const std::string& tag,
-                         OpFailure* failure);
+                         OpFailure* failure, bool* connected);
   void RecordError(HcclResult code);
   // Before the data exchange: the fingerprint exchange with the ring neighbours. HCCL_SUCCESS
   // or the failure (filled) to end the op with.

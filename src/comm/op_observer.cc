@@ -26,8 +26,8 @@ void NotifyEnqueue(const OpRecord& op) {
   for (size_t i = 0, n = g_count.load(); i < n; ++i) g_observers[i].load()->OnEnqueue(op);
 }
 
-void NotifyStart(const OpRecord& op) {
-  for (size_t i = 0, n = g_count.load(); i < n; ++i) g_observers[i].load()->OnStart(op);
+void NotifyStart(const OpRecord& op, SteadyClock::time_point now) {
+  for (size_t i = 0, n = g_count.load(); i < n; ++i) g_observers[i].load()->OnStart(op, now);
 }
 
 void NotifyFinish(const OpRecord& op, HcclResult result, const OpFailure* failure) {

@@ -43,16 +43,17 @@ struct Entry {
 // communicator (CommInfo), written by the stream worker that runs the op without the
 // recorder's lock (ops of a communicator run one at a time), read by dumps. A seqlock: version
 // is odd while a write is under way; a reader retries until it sees the same even version on
-// both sides of its reads. Times are WallClock ticks, 0 = not yet.
+// both sides of its reads. Times are SteadyClock ticks (the start is the communicator's one clock
+// read of the op, OnStart's `now`), turned into wall time at a dump; 0 = not yet.
 struct Progress {
   std::atomic<uint32_t> version{0};
   std::atomic<uint64_t> index{0};
-  std::atomic<WallClock::rep> start{0}, leave{0};
+  std::atomic<SteadyClock::rep> start{0}, leave{0};
   std::atomic<int32_t> result{0};
 
   struct View {
     uint64_t index = 0;
-    WallClock::rep start = 0, leave = 0;
+    SteadyClock::rep start = 0, leave = 0;
     int32_t result = 0;
   };
   View Read() const {
@@ -189,10 +190,10 @@ class FlightRecorder : public comm::OpObserver {
   }
 
   // On the stream worker, without the lock (Progress).
-  void OnStart(const comm::OpRecord& op) override {
+  void OnStart(const comm::OpRecord& op, SteadyClock::time_point start) override {
     auto* state = static_cast<CommState*>(State(op).get());
     if (state == nullptr) return;
-    const WallClock::rep now = WallClock::now().time_since_epoch().count();
+    const SteadyClock::rep now = start.time_since_epoch().count();
     Progress& p = state->Of(op.index);
     p.Write([&] {
       p.index.store(op.index, std::memory_order_relaxed);
@@ -211,7 +212,7 @@ class FlightRecorder : public comm::OpObserver {
                 const comm::OpFailure* failure) override {
     auto* state = static_cast<CommState*>(State(op).get());
     if (state == nullptr) return;
-    const WallClock::rep now = WallClock::now().time_since_epoch().count();
+    const SteadyClock::rep now = SteadyClock::now().time_since_epoch().count();
     Progress& p = state->Of(op.index);
     p.Write([&] {
       if (p.index.load(std::memory_order_relaxed) != op.index) {  // it never started
@@ -233,6 +234,12 @@ class FlightRecorder : public comm::OpObserver {
 
   std::string Dump(const std::string& reason) {
     const auto now = WallClock::now();
+    // Progress times are steady: as wall time, that long before now.
+    const SteadyClock::rep steady_now = SteadyClock::now().time_since_epoch().count();
+    auto to_wall = [&](SteadyClock::rep t) {
+      return now -
+             std::chrono::duration_cast<WallClock::duration>(SteadyClock::duration(steady_now - t));
+    };
     const std::string stamp = FormatPlogTime(now);
     const std::string host = HostName();
     const int pid = static_cast<int>(getpid());
@@ -263,8 +270,8 @@ class FlightRecorder : public comm::OpObserver {
           Progress::View p = static_cast<CommState*>(StateOf(*op.comm).get())->Of(op.index).Read();
           if (p.index != op.index) p = Progress::View{};
           std::optional<WallClock::time_point> start, leave;
-          if (p.start != 0) start = WallClock::time_point(WallClock::duration(p.start));
-          if (p.leave != 0) leave = WallClock::time_point(WallClock::duration(p.leave));
+          if (p.start != 0) start = to_wall(p.start);
+          if (p.leave != 0) leave = to_wall(p.leave);
           const char* state = !start ? "queued"
                               : !leave ? "running"
                               : p.result == HCCL_SUCCESS ? "done"

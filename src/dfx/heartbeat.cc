@@ -325,12 +325,12 @@ class Heartbeat::Impl : public comm::OpObserver {
   void OnEnqueue(const comm::OpRecord&) override {}
   // The communicator's entry comes from its slot, written once by Attach before the
   // communicator's handle (so any op of it) existed; counting needs no lock.
-  void OnStart(const comm::OpRecord& op) override {
+  void OnStart(const comm::OpRecord& op, SteadyClock::time_point now) override {
     CommEntry* e = AttachedEntry(op);
     if (e == nullptr) return;
     e->current_type.store(op.type, std::memory_order_relaxed);
     e->current_index.store(op.index, std::memory_order_relaxed);
-    e->inside_since.store(SteadyClock::now().time_since_epoch().count(), std::memory_order_relaxed);
+    e->inside_since.store(now.time_since_epoch().count(), std::memory_order_relaxed);
     e->in.fetch_add(1, std::memory_order_release);
   }
   void OnFinish(const comm::OpRecord& op, HcclResult, const comm::OpFailure* failure) override {

@@ -88,7 +88,7 @@ class TaskExceptionHandler : public comm::OpObserver {
     if (Env().entry_log) LogOpEntry(op);
   }
 
-  void OnStart(const comm::OpRecord& op) override { t_running.op = &op; }
+  void OnStart(const comm::OpRecord& op, SteadyClock::time_point) override { t_running.op = &op; }
 
   void OnTasks(const comm::OpRecord&, const std::shared_ptr<alg::TaskLog>& tasks) override {
     t_tasks = tasks;
