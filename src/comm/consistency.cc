@@ -289,7 +289,10 @@ transport::HeadVerdict FingerprintHeader::OnHead(void* ctx, uint32_t peer, const
     if (!self->got_[i]) return same ? HeadVerdict::kAccept : HeadVerdict::kHold;
   }
   for (uint32_t i = 0; i < n; ++i) {
-    if (SameOp(self->mine_, self->theirs_[i])) continue;
+    // Each neighbour sends one header per op, so arrived[i] (set above only for a same op)
+    // already answers SameOp for the neighbours whose header came earlier: one comparison per
+    // header instead of two.
+    if (i == static_cast<uint32_t>(k) ? same : self->header_.arrived[i]) continue;
     Mismatch m;
     CompareFingerprints(self->mine_, self->theirs_[i], &m);
     SetCollectiveMismatch(self->mine_, self->theirs_[i], self->peer_rank_[i], std::move(m),
