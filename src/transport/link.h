@@ -208,8 +208,16 @@ class Transport {
   virtual HcclResult Connect(const std::vector<Endpoint>& peers, const std::string& tag,
                              std::string* error) = 0;
   virtual Link* link(uint32_t peer_rank) = 0;  // nullptr until connected
-  // Closes every link (peers see the link break). Safe to call twice.
+  // Closes every link in order (peers see a bye, not a link error). Safe to call twice. A link
+  // error that arrived before (the peer's EOF or reset already in the control socket, not yet
+  // read by the monitor thread) is reported first, not hidden by the close.
   virtual void Close() = 0;
+  // Reads every healthy link's control socket now, on the caller's thread, reports a link error
+  // found there through the observer (on this thread), and returns once a report the monitor
+  // thread is making has reached the observer too. An owner about to remove its observer calls
+  // it first, so that an error which already happened reaches it whether or not the monitor
+  // thread has run since.
+  virtual void ReportPendingLinkErrors() {}
   // The observer runs on the transport's accept thread or on the thread that hit the error; it
   // must not call Close() or destroy the Transport.
   virtual void SetLinkErrorObserver(LinkErrorObserver observer) = 0;

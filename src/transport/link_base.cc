@@ -24,6 +24,9 @@ std::string LinkBase::reason() const {
 }
 
 void LinkBase::Break(const std::string& reason, bool report) {
+  // Held until the report is delivered, so AwaitReport can wait for a report another thread
+  // is making. Recursive: an observer may itself lead to a Break or AwaitReport of this link.
+  std::lock_guard<std::recursive_mutex> report_lock(report_mu_);
   int expected = kOk;
   State next = report ? kBroken : kPeerClosed;
   if (!state_.compare_exchange_strong(expected, next)) return;  // first cause wins
@@ -52,31 +55,55 @@ void LinkBase::Break(const std::string& reason, bool report) {
   }
 }
 
+void LinkBase::AwaitReport() const {
+  std::lock_guard<std::recursive_mutex> lock(report_mu_);
+}
+
 void LinkBase::OnControlReadable() {
-  if (state() != kOk) return;
-  char buf[64];
-  ssize_t r = recv(ctrl_.fd(), buf, sizeof(buf), MSG_DONTWAIT);
-  if (r > 0) {
-    for (ssize_t i = 0; i < r; ++i) {
-      const char c = buf[i];
-      if (in_retract_) {
-        if (c >= '0' && c <= '9') {
-          retract_value_ = retract_value_ * 10 + static_cast<uint64_t>(c - '0');
-        } else {
-          in_retract_ = false;
-          if (c == ';') OnPeerRetract(retract_value_);
+  ssize_t r = 0;
+  int err = 0;
+  bool bye = false;
+  {
+    // The monitor thread and ReportPendingLinkErrors (any thread) may both read: one at a time,
+    // so a retract notice is parsed once and in order.
+    std::lock_guard<std::mutex> lock(ctrl_mu_);
+    if (state() != kOk) return;
+    char buf[64];
+    // Peek, and take only what comes before a bye: the bye stays in the socket ahead of the EOF
+    // for every reader. The stream thread that meets the peer's data EOF (OnDataEof) looks for
+    // it too; had this thread taken it, the other could see the control socket's EOF with no
+    // bye before it, in the window before the Break below, and report an orderly close as a
+    // link error.
+    r = recv(ctrl_.fd(), buf, sizeof(buf), MSG_PEEK | MSG_DONTWAIT);
+    err = errno;
+    if (r > 0) {
+      ssize_t used = 0;  // bytes before the bye, if any
+      for (; used < r; ++used) {
+        const char c = buf[used];
+        if (in_retract_) {
+          if (c >= '0' && c <= '9') {
+            retract_value_ = retract_value_ * 10 + static_cast<uint64_t>(c - '0');
+          } else {
+            in_retract_ = false;
+            if (c == ';') OnPeerRetract(retract_value_);
+          }
+        } else if (c == 'R') {
+          in_retract_ = true;
+          retract_value_ = 0;
+        } else if (c == 'B') {
+          bye = true;
+          break;
         }
-      } else if (c == 'R') {
-        in_retract_ = true;
-        retract_value_ = 0;
-      } else if (c == 'B') {
-        Break("the peer closed the link", false);
-        return;
       }
+      if (used > 0) (void)!recv(ctrl_.fd(), buf, static_cast<size_t>(used), MSG_DONTWAIT);
     }
+  }
+  if (bye) {
+    Break("the peer closed the link", false);  // the link is watched no more: no busy loop
     return;
   }
-  if (r < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR)) return;
+  if (r > 0) return;
+  if (r < 0 && (err == EAGAIN || err == EWOULDBLOCK || err == EINTR)) return;
   if (r == 0) {
     Break(fmt::format("connection closed by remote rank[{}] pid[{}] without a bye (process "
                       "exited or link cut)",
@@ -84,7 +111,7 @@ void LinkBase::OnControlReadable() {
           true);
   } else {
     Break(fmt::format("control connection to remote rank[{}] failed: {}", remote_.rank,
-                      strerror(errno)),
+                      strerror(err)),
           true);
   }
 }

@@ -32,7 +32,10 @@ class LinkBase : public Link {
   bool broken() const override { return state_.load(std::memory_order_acquire) != kOk; }
 
   int ctrl_fd() const { return ctrl_.fd(); }
-  // The monitor thread calls this when the control socket is readable or hung up.
+  // Reads the control socket without blocking: a retract notice goes to OnPeerRetract, a bye
+  // marks the link closed by the peer, EOF or an error without a bye breaks it (reported). The
+  // monitor thread calls this when the socket is readable or hung up;
+  // Transport::ReportPendingLinkErrors from any thread (first cause wins).
   void OnControlReadable();
   // Local, orderly close: tells the peer (bye), then shuts the sockets down. No report.
   void CloseLocal();
@@ -40,6 +43,10 @@ class LinkBase : public Link {
   void Cut(const std::string& why);
   // Marks the link broken; `report` sends the LinkError to the observer (once per link).
   void Break(const std::string& reason, bool report);
+  // Returns once a Break in progress on another thread has delivered its report: the link's
+  // state changes before the report goes out, so a thread that finds the link broken and is
+  // about to remove the observer must wait for it (or the report would find no observer).
+  void AwaitReport() const;
   std::string reason() const;
 
   // VIGIL_FAULT link_cut: cut once this many bytes have moved (0 = never).
@@ -63,7 +70,8 @@ class LinkBase : public Link {
   void OnDataEof(const std::string& what);
   // Tells the peer (control socket) that this rank takes back its data from stream offset on.
   void SendRetract(uint64_t offset);
-  // The peer's retract notice arrived (monitor thread).
+  // The peer's retract notice arrived (on the thread reading the control socket: the monitor
+  // thread, or one in Transport::ReportPendingLinkErrors).
   virtual void OnPeerRetract(uint64_t offset) { (void)offset; }
   State state() const { return static_cast<State>(state_.load(std::memory_order_acquire)); }
 
@@ -74,13 +82,15 @@ class LinkBase : public Link {
 
  private:
   Reporter reporter_;
+  mutable std::recursive_mutex report_mu_;  // held by Break through its report
   std::atomic<int> state_{kOk};
   std::atomic<bool> reported_{false};
   mutable std::mutex mu_;
   std::string reason_;
   std::atomic<uint64_t> cut_after_{0};
   std::atomic<uint64_t> moved_{0};
-  // A retract notice split across control-socket reads (monitor thread only).
+  // Reads of the control socket (OnControlReadable), and a retract notice split across them.
+  std::mutex ctrl_mu_;
   bool in_retract_ = false;
   uint64_t retract_value_ = 0;
 };

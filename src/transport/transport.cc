@@ -257,6 +257,19 @@ class TransportImpl final : public Transport {
     return it == links_.end() ? nullptr : it->second.get();
   }
   void Close() override;
+  void ReportPendingLinkErrors() override {
+    // Links are never removed before the transport goes: the pointers outlive the lock, which
+    // is not held while the observer runs (it may take a while: a liveness probe).
+    std::vector<LinkBase*> all;
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      for (auto& [rank, link] : links_) all.push_back(link.get());
+    }
+    for (LinkBase* l : all) l->OnControlReadable();  // no-op on a link already broken or closed
+    // Then wait for a report the monitor thread may be making right now (all reads first: the
+    // observer running it may be waiting for something one of them reports).
+    for (LinkBase* l : all) l->AwaitReport();
+  }
   void SetLinkErrorObserver(LinkErrorObserver observer) override {
     std::lock_guard<std::mutex> lock(obs_mu_);
     observer_ = std::move(observer);
@@ -403,6 +416,10 @@ HcclResult TransportImpl::Init(std::string* error) {
 
 void TransportImpl::Close() {
   if (closed_.exchange(true)) return;
+  // A peer's EOF already here is the link error it is: an orderly close must not turn it into
+  // "closed locally" because the monitor thread has not read it yet (a loaded host, or a close
+  // right after the op failed on another link).
+  ReportPendingLinkErrors();
   {
     std::lock_guard<std::mutex> lock(mu_);
     for (auto& [rank, link] : links_) link->CloseLocal();

@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <condition_variable>
 #include <cstring>
 #include <functional>
 #include <mutex>
@@ -17,6 +18,7 @@
 #include "bootstrap/socket.h"
 #include "runtime/device_memory.h"
 #include "transport/link.h"
+#include "transport/link_base.h"
 #include "transport/tcp_link.h"
 
 namespace vigil::transport {
@@ -390,6 +392,94 @@ TEST_P(LinkTest, OrderlyCloseIsNotAnError) {
   EXPECT_EQ(Progress(r, Within(10s), &err), HCCL_E_REMOTE);
   std::this_thread::sleep_for(50ms);
   EXPECT_EQ(obs0.count(), 0u);
+}
+
+// A link error already received when a rank closes in order is reported, not hidden by the
+// close (F4: the far end of a cut link whose op failed on an abort and which then destroyed its
+// communicator). Rank 1's monitor thread is held inside the observer, reporting the cut from
+// rank 0, while rank 2 cuts its link to rank 1; then rank 1 closes. The second cut must be
+// reported too (by the closing thread: the monitor is still held).
+TEST_P(LinkTest, CloseReportsALinkErrorThatArrivedFirst) {
+  std::mutex mu;  // these outlive the transports, whose threads report to them
+  std::condition_variable cv;
+  bool held = false, released = false;
+  std::vector<uint32_t> reported;  // remote ranks, in report order
+  Ranks ranks(3, GetParam());
+  ranks.ts[1]->SetLinkErrorObserver([&](const LinkError& e) {
+    std::unique_lock<std::mutex> lock(mu);
+    reported.push_back(e.remote.rank);
+    if (e.remote.rank == 0) {
+      held = true;
+      cv.notify_all();
+      cv.wait_for(lock, 5s, [&] { return released; });
+    } else {
+      released = true;
+      cv.notify_all();
+    }
+  });
+  ranks.ConnectAll();
+  ASSERT_TRUE(ranks.ts[0]->InjectLinkCut(1));
+  {
+    std::unique_lock<std::mutex> lock(mu);
+    ASSERT_TRUE(cv.wait_for(lock, 10s, [&] { return held; }));
+  }
+  ASSERT_TRUE(ranks.ts[2]->InjectLinkCut(1));
+  auto* cut = dynamic_cast<LinkBase*>(ranks.ts[1]->link(2));
+  ASSERT_NE(cut, nullptr);
+  pollfd pfd{cut->ctrl_fd(), POLLRDHUP, 0};
+  ASSERT_EQ(poll(&pfd, 1, 10000), 1);  // the cut's EOF is in rank 1's socket, unread
+  ranks.ts[1]->Close();
+  std::lock_guard<std::mutex> lock(mu);
+  released = true;
+  cv.notify_all();
+  EXPECT_EQ(reported, (std::vector<uint32_t>{0, 2}));
+  EXPECT_TRUE(cut->broken());
+}
+
+// ReportPendingLinkErrors returns only once a report the monitor thread is making has reached
+// the observer (the heartbeat removes its observer right after: the report must not find none).
+// The monitor is held inside the observer for a while; nothing else releases it.
+TEST_P(LinkTest, PendingReportsAreDeliveredBeforeReportPendingLinkErrorsReturns) {
+  std::mutex mu;
+  std::condition_variable cv;
+  bool entered = false, delivered = false;
+  Ranks ranks(2, GetParam());
+  ranks.ts[1]->SetLinkErrorObserver([&](const LinkError&) {
+    std::unique_lock<std::mutex> lock(mu);
+    entered = true;
+    cv.notify_all();
+    cv.wait_for(lock, 1s, [] { return false; });  // a slow observer (a liveness probe)
+    delivered = true;
+  });
+  ranks.ConnectAll();
+  ASSERT_TRUE(ranks.ts[0]->InjectLinkCut(1));
+  {
+    std::unique_lock<std::mutex> lock(mu);
+    ASSERT_TRUE(cv.wait_for(lock, 10s, [&] { return entered; }));
+  }
+  ranks.ts[1]->ReportPendingLinkErrors();
+  std::lock_guard<std::mutex> lock(mu);
+  EXPECT_TRUE(delivered);
+}
+
+// A peer that closes in order while this rank waits on its data is never taken for a link
+// error, however the reads of its bye and its EOF interleave (the monitor thread's and the
+// receiving thread's).
+TEST_P(LinkTest, OrderlyCloseDuringAReceiveIsNeverALinkError) {
+  for (int round = 0; round < 50; ++round) {
+    Observed obs0;
+    Ranks ranks(2, GetParam());
+    obs0.Attach(*ranks.ts[0]);
+    ranks.ConnectAll();
+    std::vector<uint8_t> buf(1u << 20);
+    std::vector<Xfer> x{{ranks.ts[0]->link(1), false, buf.data(), buf.size()}};
+    std::thread closer([&] { ranks.ts[1]->Close(); });
+    ProgressError err;
+    EXPECT_EQ(Progress(x, Within(20s), &err), HCCL_E_REMOTE) << err.reason;
+    closer.join();
+    ranks.ts[0]->Close();
+    ASSERT_EQ(obs0.count(), 0u) << "round " << round << ": " << obs0.errors[0].reason;
+  }
 }
 
 TEST_P(LinkTest, StrangerBytesOnTheListenerAreDropped) {
