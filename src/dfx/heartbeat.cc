@@ -298,6 +298,19 @@ class Heartbeat::Impl : public comm::OpObserver {
   void Detach(const comm::Communicator* raw) {
     if (!enabled_.load() || raw == nullptr) return;
     std::shared_ptr<CommEntry> e;
+    std::shared_ptr<comm::Communicator> attached;
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      auto it =
+          std::find_if(comms_.begin(), comms_.end(), [&](const auto& c) { return c->raw == raw; });
+      if (it != comms_.end()) attached = (*it)->comm.lock();
+    }
+    // A link error already received but not yet read (the transport's monitor thread had no
+    // turn before the op failed on an abort and the user destroyed the communicator) is still
+    // this rank's CQE: report it while the observer is attached, or its end of the link would
+    // never say so.
+    if (attached) attached->transport()->ReportPendingLinkErrors();
+    attached.reset();
     {
       std::lock_guard<std::mutex> lock(mu_);
       auto it =
@@ -628,6 +641,7 @@ class Heartbeat::Impl : public comm::OpObserver {
 
   void OnLinkError(const std::weak_ptr<CommEntry>& weak, const transport::LinkError& err) {
     std::string local_uid, remote_uid, identifier;
+    bool far_end_reported = false;
     {
       std::lock_guard<std::mutex> lock(mu_);
       auto e = weak.lock();
@@ -635,8 +649,12 @@ class Heartbeat::Impl : public comm::OpObserver {
       local_uid = e->uid();
       remote_uid = e->uids[err.remote.rank];
       identifier = e->identifier;
+      far_end_reported = CqeBetweenLocked(local_uid, remote_uid);
     }
-    if (PeerExited(remote_uid)) {
+    // The far end reported this very link as an error CQE: it was alive after the link failed,
+    // so the failure is the link's even if that process has exited in order since (its listener
+    // then refuses the probe). Both ends name each other whichever noticed first.
+    if (!far_end_reported && PeerExited(remote_uid)) {
       HCCL_RUN_WARNING("[Heartbeat]data link of communicator [{}] rank[{}] to rank[{}] failed: {}; "
                        "the peer's process has exited (its maintenance listener refuses "
                        "connections): LOST, not a link fault",
@@ -656,6 +674,14 @@ class Heartbeat::Impl : public comm::OpObserver {
     });
     std::lock_guard<std::mutex> lock(mu_);
     RaiseLocked(remote_uid, local_uid, HbStatus::kCqe, "", 0);
+  }
+
+  // Whether an ERROR CQE event names the link between a and b (either end as the crimer).
+  bool CqeBetweenLocked(const std::string& a, const std::string& b) const {
+    return std::any_of(events_.begin(), events_.end(), [&](const HbEvent& ev) {
+      return ev.status == HbStatus::kCqe &&
+             ((ev.crimer == a && ev.informer == b) || (ev.crimer == b && ev.informer == a));
+    });
   }
 
   // keep_link: the neighbour fell silent but its socket is fine (a stopped process): keep it, so
