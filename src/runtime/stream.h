@@ -1,10 +1,10 @@
 // Streams: asynchronous FIFO executors, one worker thread each ("vigil_strm<id>").
 // Enqueue returns at once with the task's id; tasks of one stream run in order, on the worker
 // or on a thread that synchronizes the stream (which then runs them itself instead of waiting
-// for the worker: stream.cc, "the handoff"). A task that
-// returns an error calls the registered task-failure callbacks with (device, streamId, taskId,
-// retcode), the stream drops the tasks queued behind it, and the next Synchronize returns the
-// error (after which the stream is usable again).
+// for the worker: stream.cc, "the handoff"). A task that returns an error calls the registered
+// task-failure callbacks with (device, streamId, taskId, retcode), the stream drops the tasks
+// queued behind it, and the next Synchronize returns the error (after which the stream is
+// usable again).
 #pragma once
 
 #include <chrono>
@@ -106,7 +106,7 @@ aclError DestroyStream(void* handle);     // ACL_ERROR_RT_PARAM_INVALID for an u
 // aclrtResetDevice / aclFinalize: destroys the device's (or every) registered stream.
 void DestroyDeviceStreams(int32_t device);
 void DestroyAllStreams();
-// Kick() on every registered stream: a host thread about to block on an event or notify.
+// Kick() on every live stream (handle or not): a thread about to block on an event or notify.
 void KickAllStreams();
 // aclrtSynchronizeDevice: synchronizes every stream of the device; the first error.
 aclError SynchronizeDeviceStreams(int32_t device, int32_t timeout_ms = -1);
