@@ -13,13 +13,14 @@ class OpObserver {
   virtual ~OpObserver() = default;
   // On the caller's thread, after the op got its index/tag/stream task id, before it can run.
   virtual void OnEnqueue(const OpRecord& op) = 0;
-  // On the stream worker. `now`: the op's start, read once by the communicator for all who
+  // On the thread that runs the op (the stream's worker, or a thread synchronizing the stream:
+  // rt::Stream's handoff), as OnFinish and OnTasks. `now`: the op's start, read once by the communicator for all who
   // need it (its HCCL_EXEC_TIMEOUT deadline, the heartbeat, the flight recorder): a clock read
   // costs ~40 instructions, a tenth of an op's own work.
   virtual void OnStart(const OpRecord& op, SteadyClock::time_point now) = 0;
-  // On the stream worker; failure is null on success.
+  // Failure is null on success.
   virtual void OnFinish(const OpRecord& op, HcclResult result, const OpFailure* failure) = 0;
-  // On the stream worker, just before OnFinish, with the op's tasks: only when task-level
+  // Just before OnFinish, with the op's tasks: only when task-level
   // tracking is on (HCCL_DIAGNOSE_ENABLE=1).
   virtual void OnTasks(const OpRecord& op, const std::shared_ptr<alg::TaskLog>& tasks) {
     (void)op;

@@ -46,9 +46,10 @@ struct StreamOps {
   }
 };
 
-// The op the calling stream worker runs (from OnStart to OnFinish), and the task detail it got
-// just before its OnFinish: a task-failure callback runs on the failing stream's worker right
-// after the task, while the op's record (in the task) is still alive.
+// The op the calling thread runs (from OnStart to OnFinish: a stream worker, or a thread that
+// synchronizes a stream), and the task detail it got just before its OnFinish: a task-failure
+// callback runs on the thread that ran the failing task right after it, while the op's record
+// (in the task) is still alive.
 // Trivial, so that it needs no guard (one TLS lookup per op); the task detail, only with
 // HCCL_DIAGNOSE_ENABLE=1, lives apart.
 struct Running {

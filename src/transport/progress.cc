@@ -89,6 +89,11 @@ int MsUntil(SteadyClock::time_point deadline, int cap) {
   return static_cast<int>(std::min<int64_t>(ms, cap));
 }
 
+// Body bytes x may move now: all of them, or its eager window while its gate is closed.
+size_t BodyCap(const Xfer& x) {
+  return x.gate != nullptr && !*x.gate ? x.eager : x.bytes;
+}
+
 // One non-blocking attempt on x; *moved gets the bytes moved (head and body). A send moves
 // no body byte past `body_cap` (its gate's eager window while the gate is closed).
 HcclResult Step(Xfer& x, size_t done, size_t* moved, size_t body_cap) {
@@ -233,8 +238,7 @@ HcclResult ProgressAll(std::vector<Xfer>& xfers, const WaitPolicy& wait, Progres
         continue;
       }
       while (done[i] < total) {
-        const bool gated = x.gate != nullptr && !*x.gate;
-        const size_t body_cap = gated ? x.eager : x.bytes;
+        const size_t body_cap = BodyCap(x);
         if (done[i] >= x.head_bytes + body_cap) break;
         size_t moved = 0;
         HcclResult r = Step(x, done[i], &moved, body_cap);
@@ -349,8 +353,7 @@ HcclResult ProgressAll(std::vector<Xfer>& xfers, const WaitPolicy& wait, Progres
       size_t k = 0;
       for (size_t j = 0; j < npending; ++j) {
         const Xfer& x = xfers[pending[j]];
-        if (!(x.send && x.gate != nullptr && !*x.gate &&
-              done[pending[j]] >= x.head_bytes + x.eager)) {
+        if (!(x.send && done[pending[j]] >= x.head_bytes + BodyCap(x))) {
           pending[k++] = pending[j];
         }
       }

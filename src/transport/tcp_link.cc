@@ -175,9 +175,7 @@ bool TcpLink::NothingToWaitFor(bool for_send) const {
 
 void TcpLink::WaitReady(bool for_send, int timeout_ms) {
   if (NothingToWaitFor(for_send)) return;
-  // Retracted: the socket may hold data that is never delivered; sleep (fd -1 is ignored).
-  const int fd = !for_send && RecvAllowance() == 0 ? -1 : for_send ? SendFd() : RecvFd();
-  pollfd pfd{fd, static_cast<short>(for_send ? POLLOUT : POLLIN), 0};
+  pollfd pfd{WaitFd(for_send), static_cast<short>(for_send ? POLLOUT : POLLIN), 0};
   (void)poll(&pfd, 1, std::min(timeout_ms, 100));
 }
 
@@ -187,8 +185,7 @@ bool TcpLink::AppendPollFds(bool for_send, std::vector<pollfd>* fds) const {
     fds->push_back({ctrl_fd(), POLLIN | POLLOUT, 0});
     return true;
   }
-  const int fd = !for_send && RecvAllowance() == 0 ? -1 : for_send ? SendFd() : RecvFd();
-  fds->push_back({fd, static_cast<short>(for_send ? POLLOUT : POLLIN), 0});
+  fds->push_back({WaitFd(for_send), static_cast<short>(for_send ? POLLOUT : POLLIN), 0});
   return true;
 }
 

@@ -8,9 +8,8 @@
 // gives an op up sends "retract from stream offset X" (X: where the op's sends began) over the
 // control socket, and the peer's TryRecv delivers nothing from X on. That lets an op's first
 // data (kTcpEagerWindow per send) go out with its header, before the peer shows it is in the
-// op, as on shm: a late peer
-// still times out, as it would had the data never been sent. Like shm's retract, it hides only
-// what the peer has not read when the notice arrives (the monitor thread takes it at once; a
+// op, as on shm: a late peer still times out, as it would had the data never been sent. Like
+// shm's retract, it hides only what the peer has not read when the notice arrives (the monitor thread takes it at once; a
 // rank late by more than HCCL_EXEC_TIMEOUT reads nothing). VIGIL_TCP_EAGER=0 restores the old
 // way: each op's data waits for the peer's op header (one more round trip per op).
 #pragma once
@@ -70,6 +69,12 @@ class TcpLink : public LinkBase {
   }
   int SendFd() const { return qps_[(send_off_ / kTcpChunk) % qps_.size()].fd(); }
   int RecvFd() const { return qps_[(recv_off_ / kTcpChunk) % qps_.size()].fd(); }
+  // The fd a wait polls: -1 (ignored by poll) for a receive stopped at the peer's retract
+  // offset, whose socket may hold data that is never delivered.
+  int WaitFd(bool for_send) const {
+    if (for_send) return SendFd();
+    return RecvAllowance() == 0 ? -1 : RecvFd();
+  }
   HcclResult SocketError(const char* op, int err);
 
   std::vector<net::Socket> qps_;
