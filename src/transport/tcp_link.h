@@ -9,9 +9,10 @@
 // control socket, and the peer's TryRecv delivers nothing from X on. That lets an op's first
 // data (kTcpEagerWindow per send) go out with its header, before the peer shows it is in the
 // op, as on shm: a late peer still times out, as it would had the data never been sent. Like
-// shm's retract, it hides only what the peer has not read when the notice arrives (the monitor thread takes it at once; a
-// rank late by more than HCCL_EXEC_TIMEOUT reads nothing). VIGIL_TCP_EAGER=0 restores the old
-// way: each op's data waits for the peer's op header (one more round trip per op).
+// shm's retract, it hides only what the peer has not read when the notice arrives (the monitor
+// thread takes it at once; a rank late by more than HCCL_EXEC_TIMEOUT reads nothing).
+// VIGIL_TCP_EAGER=0 restores the old way: each op's data waits for the peer's op header (one
+// more round trip per op).
 #pragma once
 
 #include <atomic>
