@@ -9,6 +9,7 @@
 #include "common/env_config.h"
 #include "dfx/cluster_monitor.h"
 #include "dfx/entry_log.h"
+#include "dfx/flight_recorder.h"
 #include "log/plog.h"
 #include "runtime/device.h"
 
@@ -88,6 +89,7 @@ HcclResult InitWithRoot(const char* api, uint32_t nRanks, const vigil::bootstrap
   HCCL_RUN_INFO("LocalRank Key Info: userRank[{}], hostIp[{}], devicePhyId[{}], pid[{}]", rank,
                 me.host_ip, me.device, me.pid);
   vigil::dfx::AttachHeartbeat(created);
+  vigil::dfx::AttachFlightRecorder(created->info());
   *comm = vigil::api::RegisterComm(std::move(created));
   return HCCL_SUCCESS;
 }

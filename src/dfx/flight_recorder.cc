@@ -5,6 +5,7 @@
 #include <signal.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <array>
 #include <atomic>
 #include <cerrno>
@@ -28,16 +29,8 @@ namespace vigil::dfx {
 
 namespace {
 
-constexpr size_t kMaxComms = 64;           // least recently used comms beyond this are dropped
-constexpr int kMaxFailureDumps = 16;       // after a failure every later op may fail too
-
-// What the caller's thread records of an op (under the recorder's lock). Its start, end and
-// result are in the communicator's Progress (below), which the stream worker writes unlocked.
-struct Entry {
-  comm::OpRecord op;
-  std::string error;
-  std::shared_ptr<const alg::TaskLog> tasks;  // HCCL_DIAGNOSE_ENABLE=1 only
-};
+constexpr size_t kMaxComms = 64;      // least recently used comms beyond this are dropped
+constexpr int kMaxFailureDumps = 16;  // after a failure every later op may fail too
 
 // Start, end and result of op `index`: one per op index modulo kFlightOpsPerComm, per
 // communicator (CommInfo), written by the stream worker that runs the op without the
@@ -80,45 +73,139 @@ struct Progress {
   }
 };
 
-// The last kFlightOpsPerComm ops of one communicator, oldest first. A fixed circle of slots,
-// not a deque: a new op overwrites the oldest slot in place, so its strings reuse the slot's
-// buffers and recording an op allocates nothing once the circle is full (a deque of entries this
-// large allocated and freed a node per op).
+// What the caller's thread records of op `index` when it is queued: one per op index modulo
+// kFlightOpsPerComm, per communicator, beside its Progress. Written without a lock (a mutex per
+// op cost ~160 instructions of the enqueue), as a seqlock like Progress; but two threads may
+// queue ops of one communicator, so a writer claims the slot (even -> odd version) with a
+// compare-exchange and waits while another holds it (only when they are kFlightOpsPerComm ops
+// apart). A slot whose index is not the op's holds a later op (or none): the op left the recorder.
+struct Entered {
+  std::atomic<uint32_t> version{0};
+  std::atomic<uint64_t> index{0};  // 0 = empty
+  std::atomic<uint64_t> count{0};
+  std::atomic<WallClock::rep> enter{0};
+  std::atomic<uint64_t> kind{0};   // type | dtype << 8 | reduce << 16 | alg_type_index << 32
+  std::atomic<uint64_t> where{0};  // root | stream_id << 32
+  std::atomic<uint32_t> task_id{0};
+
+  struct View {
+    uint64_t index = 0, count = 0;
+    WallClock::rep enter = 0;
+    uint64_t kind = 0, where = 0;
+    uint32_t task_id = 0;
+    comm::OpType type() const { return static_cast<comm::OpType>(kind & 0xff); }
+    HcclDataType dtype() const { return static_cast<HcclDataType>((kind >> 8) & 0xff); }
+    HcclReduceOp reduce() const { return static_cast<HcclReduceOp>((kind >> 16) & 0xff); }
+    uint32_t alg_type_index() const { return static_cast<uint32_t>(kind >> 32); }
+    uint32_t root() const { return static_cast<uint32_t>(where); }
+    uint32_t stream_id() const { return static_cast<uint32_t>(where >> 32); }
+  };
+
+  void Write(const comm::OpRecord& op) {
+    Claim();
+    index.store(op.index, std::memory_order_relaxed);
+    count.store(op.count, std::memory_order_relaxed);
+    enter.store(op.enqueue_time.time_since_epoch().count(), std::memory_order_relaxed);
+    kind.store(static_cast<uint64_t>(op.type) | (static_cast<uint64_t>(op.dtype) & 0xff) << 8 |
+                   (static_cast<uint64_t>(op.reduce) & 0xff) << 16 |
+                   static_cast<uint64_t>(op.alg_type_index) << 32,
+               std::memory_order_relaxed);
+    where.store(op.root | static_cast<uint64_t>(op.stream_id) << 32, std::memory_order_relaxed);
+    task_id.store(op.task_id, std::memory_order_relaxed);
+    Release();
+  }
+  void Clear() {
+    Claim();
+    index.store(0, std::memory_order_relaxed);
+    Release();
+  }
+  View Read() const {
+    View v;
+    for (int attempt = 0; attempt < 1000; ++attempt) {
+      const uint32_t before = version.load(std::memory_order_acquire);
+      if (before % 2 != 0) continue;
+      v.index = index.load(std::memory_order_relaxed);
+      v.count = count.load(std::memory_order_relaxed);
+      v.enter = enter.load(std::memory_order_relaxed);
+      v.kind = kind.load(std::memory_order_relaxed);
+      v.where = where.load(std::memory_order_relaxed);
+      v.task_id = task_id.load(std::memory_order_relaxed);
+      std::atomic_thread_fence(std::memory_order_acquire);
+      if (version.load(std::memory_order_relaxed) == before) return v;
+    }
+    return View{};  // a writer kept it busy: left out of the dump
+  }
+
+ private:
+  void Claim() {
+    uint32_t v = version.load(std::memory_order_relaxed);
+    while (v % 2 != 0 || !version.compare_exchange_weak(v, v + 1, std::memory_order_relaxed)) {
+      if (v % 2 != 0) {
+        std::this_thread::yield();
+        v = version.load(std::memory_order_relaxed);
+      }
+    }
+    std::atomic_thread_fence(std::memory_order_release);
+  }
+  void Release() {
+    version.store(version.load(std::memory_order_relaxed) + 1, std::memory_order_release);
+  }
+};
+
+// What an op got after it was queued, rarely: its failure's reason, its tasks
+// (HCCL_DIAGNOSE_ENABLE=1). Under the recorder's lock.
+struct Extra {
+  std::string error;
+  std::shared_ptr<const alg::TaskLog> tasks;
+};
+
+// The recorder's state of one communicator (CommInfo), in its observer slot: made when the
+// communicator is created (AttachFlightRecorder, before its handle is returned), so that every
+// op reads it without the lock.
+struct CommState {
+  std::array<Entered, kFlightOpsPerComm> entered;    // by op index % kFlightOpsPerComm
+  std::array<Progress, kFlightOpsPerComm> progress;  // by op index % kFlightOpsPerComm
+  // In a ring of the recorder (comms_); cleared when its ring was dropped (kMaxComms): the next
+  // op registers it anew, under the lock.
+  std::atomic<bool> in_ring{false};
+  std::atomic<WallClock::rep> last_use{0};  // the newest op's enqueue time (least recently used)
+  std::map<uint64_t, Extra> extras;         // by op index; under the lock
+
+  Entered& EnteredOf(uint64_t index) { return entered[index % kFlightOpsPerComm]; }
+  Progress& Of(uint64_t index) { return progress[index % kFlightOpsPerComm]; }
+  // Whether op `index` is still recorded (no later op took its slot).
+  bool Holds(uint64_t index) const {
+    return entered[index % kFlightOpsPerComm].index.load(std::memory_order_relaxed) == index;
+  }
+  // The ops recorded, oldest first.
+  std::vector<Entered::View> Ops() const {
+    std::vector<Entered::View> ops;
+    for (const Entered& e : entered) {
+      Entered::View v = e.Read();
+      if (v.index != 0) ops.push_back(v);
+    }
+    std::sort(ops.begin(), ops.end(),
+              [](const Entered::View& a, const Entered::View& b) { return a.index < b.index; });
+    return ops;
+  }
+};
+
+// The last kFlightOpsPerComm ops of one (identifier, rank): of the communicator, and of those
+// made before it under the same identifier (a re-created communicator continues its
+// predecessor's ring), oldest first.
 struct CommRing {
   std::string identifier, user_name;
   uint32_t rank = 0, nranks = 0;
   int32_t device = 0;
-  uint64_t last_use = 0;
-  bool evicted = false;  // dropped from the recorder (kMaxComms): ops find their ring anew
-  std::vector<Entry> slots = std::vector<Entry>(kFlightOpsPerComm);
-  size_t first = 0;  // slot of the oldest op
-  size_t count = 0;  // ops held
-
-  Entry& At(size_t i) { return slots[(first + i) % slots.size()]; }
-  const Entry& At(size_t i) const { return slots[(first + i) % slots.size()]; }
-
-  // The slot for a new op: the next free one, or the oldest when full (it is evicted).
-  Entry& Push() {
-    if (count < slots.size()) return At(count++);
-    Entry& oldest = slots[first];
-    first = (first + 1) % slots.size();
-    return oldest;
-  }
-};
-
-// The recorder's state of one communicator (CommInfo), in its observer slot: made at its first
-// op under the lock and never replaced, so the stream worker reads the slot without the lock
-// (the op's enqueue, which made it, happened before the op runs).
-struct CommState {
-  std::shared_ptr<CommRing> ring;  // under the lock; replaced when the ring was evicted
-  std::array<Progress, kFlightOpsPerComm> progress;  // by op index % kFlightOpsPerComm
-  Progress& Of(uint64_t index) { return progress[index % kFlightOpsPerComm]; }
+  // Oldest first; a communicator's ops are in its CommState. Holding the CommInfo keeps its
+  // strings (tags, AlgTypes) for the dump after the communicator is gone.
+  std::vector<std::shared_ptr<const comm::CommInfo>> comms;
 };
 
 // Rings are keyed by (identifier, rank): a communicator re-created under the same identifier
-// continues its predecessor's ring. Each communicator's CommState caches its ring, so an op
-// finds it without a lookup; the map is for the first op of a communicator and for dumps.
-// Lookups compare through string views (no copy).
+// continues its predecessor's ring. An op never looks its ring up (its communicator's CommState
+// is in the observer slot); the map is for attaching and for dumps. Lookups compare through
+// string views (no copy).
 using CommKey = std::pair<std::string, uint32_t>;
 struct CommKeyLess {
   using is_transparent = void;
@@ -137,14 +224,26 @@ std::string Escape(const std::string& s) {
   out += '"';
   for (unsigned char c : s) {
     switch (c) {
-      case '"': out += "\\\""; break;
-      case '\\': out += "\\\\"; break;
-      case '\n': out += "\\n"; break;
-      case '\r': out += "\\r"; break;
-      case '\t': out += "\\t"; break;
+      case '"':
+        out += "\\\"";
+        break;
+      case '\\':
+        out += "\\\\";
+        break;
+      case '\n':
+        out += "\\n";
+        break;
+      case '\r':
+        out += "\\r";
+        break;
+      case '\t':
+        out += "\\t";
+        break;
       default:
-        if (c < 0x20) out += fmt::format("\\u{:04x}", c);
-        else out += static_cast<char>(c);
+        if (c < 0x20)
+          out += fmt::format("\\u{:04x}", c);
+        else
+          out += static_cast<char>(c);
     }
   }
   out += '"';
@@ -180,13 +279,21 @@ void AppendTasks(const alg::TaskLog& log, std::string* json) {
 
 class FlightRecorder : public comm::OpObserver {
  public:
-  void OnEnqueue(const comm::OpRecord& op) override {
+  // Before the communicator's handle is returned: its state, so that its ops need no lock.
+  void Attach(const std::shared_ptr<const comm::CommInfo>& info) {
     std::lock_guard<std::mutex> lock(mu_);
-    CommRing& ring = RingLocked(op);
-    Entry& e = ring.Push();
-    e.op = op;  // no allocation: the record's strings live in its CommInfo
-    e.error.clear();
-    e.tasks.reset();
+    StateLocked(info);
+  }
+
+  // On the caller's thread, without the lock (Entered).
+  void OnEnqueue(const comm::OpRecord& op) override {
+    auto* state = static_cast<CommState*>(State(op).get());
+    if (state == nullptr || !state->in_ring.load(std::memory_order_acquire)) {
+      std::lock_guard<std::mutex> lock(mu_);
+      state = &StateLocked(op.comm);
+    }
+    state->EnteredOf(op.index).Write(op);
+    state->last_use.store(op.enqueue_time.time_since_epoch().count(), std::memory_order_relaxed);
   }
 
   // On the stream worker, without the lock (Progress).
@@ -205,7 +312,7 @@ class FlightRecorder : public comm::OpObserver {
 
   void OnTasks(const comm::OpRecord& op, const std::shared_ptr<alg::TaskLog>& tasks) override {
     std::lock_guard<std::mutex> lock(mu_);
-    if (Entry* e = FindLocked(op)) e->tasks = tasks;
+    if (Extra* e = ExtraLocked(op)) e->tasks = tasks;
   }
 
   void OnFinish(const comm::OpRecord& op, HcclResult result,
@@ -224,7 +331,7 @@ class FlightRecorder : public comm::OpObserver {
     });
     if (failure != nullptr) {
       std::lock_guard<std::mutex> lock(mu_);
-      if (Entry* e = FindLocked(op)) e->error = failure->reason;
+      if (Extra* e = ExtraLocked(op)) e->error = failure->reason;
     }
     if (result != HCCL_SUCCESS && failure_dumps_.fetch_add(1) < kMaxFailureDumps) {
       Dump(fmt::format("op failed: tag[{}] index[{}] rank[{}] result[{}]", op.tag(), op.index,
@@ -245,9 +352,10 @@ class FlightRecorder : public comm::OpObserver {
     const int pid = static_cast<int>(getpid());
     std::string json;
     json.reserve(16384);
-    json += fmt::format("{{\"schema\":\"vigil.flight/1\",\"pid\":{},\"host\":{},\"reason\":{},"
-                        "\"dump_time\":{},\"comms\":[",
-                        pid, Escape(host), Escape(reason), Escape(stamp));
+    json += fmt::format(
+        "{{\"schema\":\"vigil.flight/1\",\"pid\":{},\"host\":{},\"reason\":{},"
+        "\"dump_time\":{},\"comms\":[",
+        pid, Escape(host), Escape(reason), Escape(stamp));
     {
       std::lock_guard<std::mutex> lock(mu_);
       bool first_comm = true;
@@ -260,36 +368,55 @@ class FlightRecorder : public comm::OpObserver {
             "\"pid\":{},\"host\":{},\"reason\":{},\"dump_time\":{},\"userDefine\":{},\"ops\":[",
             Escape(ring.identifier), ring.rank, ring.nranks, ring.nranks, ring.device, pid,
             Escape(host), Escape(reason), Escape(stamp), Escape(ring.user_name));
+        // The ring's last kFlightOpsPerComm ops, its communicators' oldest first.
+        struct Op {
+          const comm::CommInfo* info;
+          CommState* state;
+          Entered::View e;
+        };
+        std::vector<Op> ops;
+        for (const auto& info : ring.comms) {
+          auto* state = static_cast<CommState*>(StateOf(*info).get());
+          for (const Entered::View& e : state->Ops()) ops.push_back({info.get(), state, e});
+        }
+        const size_t skip = ops.size() > kFlightOpsPerComm ? ops.size() - kFlightOpsPerComm : 0;
         bool first_op = true;
-        for (size_t i = 0; i < ring.count; ++i) {
-          const Entry& e = ring.At(i);
-          const comm::OpRecord& op = e.op;
+        for (size_t i = skip; i < ops.size(); ++i) {
+          const comm::CommInfo& info = *ops[i].info;
+          const Entered::View& op = ops[i].e;
           if (!first_op) json += ',';
           first_op = false;
           // The op's progress, if the slot still describes this op (not yet a later one).
-          Progress::View p = static_cast<CommState*>(StateOf(*op.comm).get())->Of(op.index).Read();
+          Progress::View p = ops[i].state->Of(op.index).Read();
           if (p.index != op.index) p = Progress::View{};
           std::optional<WallClock::time_point> start, leave;
           if (p.start != 0) start = to_wall(p.start);
           if (p.leave != 0) leave = to_wall(p.leave);
-          const char* state = !start ? "queued"
-                              : !leave ? "running"
+          const char* state = !start                     ? "queued"
+                              : !leave                   ? "running"
                               : p.result == HCCL_SUCCESS ? "done"
                                                          : "failed";
+          const comm::OpType type = op.type();
+          const size_t alg = op.alg_type_index();
           json += fmt::format(
               "\n {{\"index\":{},\"tag\":{},\"op\":{},\"count\":{},\"dataType\":{},"
               "\"reduceType\":{},\"root\":{},\"streamId\":{},\"taskId\":{},\"algType\":{},"
               "\"enter\":{},\"start\":{},\"leave\":{},\"state\":\"{}\",\"result\":{}",
-              op.index, Escape(op.tag()), Escape(std::string(comm::OpTypeName(op.type))), op.count,
-              Escape(std::string(DataTypeName(op.dtype))),
-              comm::OpHasReduce(op.type) ? Escape(std::string(ReduceOpName(op.reduce)))
-                                         : std::string("null"),
-              comm::OpHasRoot(op.type) ? std::to_string(op.root) : std::string("null"),
-              op.stream_id, op.task_id, Escape(op.alg_type()),
-              Escape(FormatPlogTime(op.enqueue_time)), TimeOrNull(start), TimeOrNull(leave),
-              state, p.result);
-          if (!e.error.empty()) json += ",\"error\":" + Escape(e.error);
-          if (e.tasks) AppendTasks(*e.tasks, &json);
+              op.index, Escape(info.tags[static_cast<size_t>(type)]),
+              Escape(std::string(comm::OpTypeName(type))), op.count,
+              Escape(std::string(DataTypeName(op.dtype()))),
+              comm::OpHasReduce(type) ? Escape(std::string(ReduceOpName(op.reduce())))
+                                      : std::string("null"),
+              comm::OpHasRoot(type) ? std::to_string(op.root()) : std::string("null"),
+              op.stream_id(), op.task_id,
+              Escape(alg < info.alg_types.size() ? info.alg_types[alg] : std::string()),
+              Escape(FormatPlogTime(WallClock::time_point(WallClock::duration(op.enter)))),
+              TimeOrNull(start), TimeOrNull(leave), state, p.result);
+          auto extra = ops[i].state->extras.find(op.index);
+          if (extra != ops[i].state->extras.end()) {
+            if (!extra->second.error.empty()) json += ",\"error\":" + Escape(extra->second.error);
+            if (extra->second.tasks) AppendTasks(*extra->second.tasks, &json);
+          }
           json += '}';
         }
         json += "]}";
@@ -324,71 +451,86 @@ class FlightRecorder : public comm::OpObserver {
   }
 
  private:
-  CommRing& RingLocked(const comm::OpRecord& op) {
-    std::shared_ptr<void>& slot = State(op);
+  // The communicator's state, made (and put in its ring) if it has none or its ring was dropped.
+  CommState& StateLocked(const std::shared_ptr<const comm::CommInfo>& info) {
+    std::shared_ptr<void>& slot = StateOf(*info);
     if (!slot) slot = std::make_shared<CommState>();
     auto& state = *static_cast<CommState*>(slot.get());
-    if (!state.ring || state.ring->evicted) {
-      auto it = comms_.find(CommKeyLess::View(op.identifier(), op.rank));
-      if (it == comms_.end()) {
-        if (comms_.size() >= kMaxComms) {
-          auto oldest = comms_.begin();
-          for (auto i = comms_.begin(); i != comms_.end(); ++i) {
-            if (i->second->last_use < oldest->second->last_use) oldest = i;
-          }
-          // Its ops go (their records hold the CommInfo whose state holds the ring: a cycle).
-          CommRing& gone = *oldest->second;
-          gone.evicted = true;
-          gone.slots = std::vector<Entry>();
-          gone.first = gone.count = 0;
-          comms_.erase(oldest);
+    if (state.in_ring.load(std::memory_order_relaxed)) return state;
+    auto it = comms_.find(CommKeyLess::View(info->identifier, info->rank));
+    if (it == comms_.end()) {
+      if (comms_.size() >= kMaxComms) DropOldestLocked();
+      auto fresh = std::make_shared<CommRing>();
+      fresh->identifier = info->identifier;
+      fresh->user_name = info->user_name;
+      fresh->rank = info->rank;
+      fresh->nranks = info->nranks;
+      fresh->device = info->device;
+      it = comms_.emplace(CommKey(info->identifier, info->rank), std::move(fresh)).first;
+      comms_count_.store(comms_.size());
+    }
+    CommRing& ring = *it->second;
+    ring.comms.push_back(info);
+    // Predecessors whose ops all lie kFlightOpsPerComm or more behind their successors' go.
+    size_t newer = 0;
+    for (size_t i = ring.comms.size(); i-- > 0;) {
+      if (newer >= kFlightOpsPerComm) {
+        for (size_t j = 0; j <= i; ++j) {  // should one still run ops: they register anew
+          static_cast<CommState*>(StateOf(*ring.comms[j]).get())
+              ->in_ring.store(false, std::memory_order_relaxed);
         }
-        auto fresh = std::make_shared<CommRing>();
-        fresh->identifier = op.identifier();
-        fresh->user_name = op.user_name();
-        fresh->rank = op.rank;
-        fresh->nranks = op.nranks;
-        fresh->device = op.device;
-        it = comms_.emplace(CommKey(op.identifier(), op.rank), std::move(fresh)).first;
-        comms_count_.store(comms_.size());
+        ring.comms.erase(ring.comms.begin(), ring.comms.begin() + static_cast<ptrdiff_t>(i) + 1);
+        break;
       }
-      state.ring = it->second;
+      newer += static_cast<CommState*>(StateOf(*ring.comms[i]).get())->Ops().size();
     }
-    state.ring->last_use = ++use_clock_;
-    return *state.ring;
+    state.in_ring.store(true, std::memory_order_release);
+    return state;
   }
 
-  // The ring of the op's communicator, if it has one (null: none, or it was dropped).
-  CommRing* FindRingLocked(const comm::OpRecord& op) {
+  // kMaxComms rings already: the least recently used one goes, with its ops.
+  void DropOldestLocked() {
+    auto last_use = [&](const CommRing& ring) {
+      WallClock::rep newest = 0;
+      for (const auto& info : ring.comms) {
+        newest = std::max(newest, static_cast<CommState*>(StateOf(*info).get())
+                                      ->last_use.load(std::memory_order_relaxed));
+      }
+      return newest;
+    };
+    auto oldest = comms_.begin();
+    WallClock::rep oldest_use = last_use(*oldest->second);
+    for (auto i = std::next(comms_.begin()); i != comms_.end(); ++i) {
+      const WallClock::rep use = last_use(*i->second);
+      if (use < oldest_use) {
+        oldest = i;
+        oldest_use = use;
+      }
+    }
+    for (const auto& info : oldest->second->comms) {
+      auto* state = static_cast<CommState*>(StateOf(*info).get());
+      state->in_ring.store(false, std::memory_order_relaxed);
+      for (Entered& e : state->entered) e.Clear();
+      state->extras.clear();
+    }
+    comms_.erase(oldest);
+  }
+
+  // Where an op's failure and tasks go, if the op is still recorded (null: it left, or its
+  // communicator has no state).
+  Extra* ExtraLocked(const comm::OpRecord& op) {
     auto* state = static_cast<CommState*>(State(op).get());
-    if (state != nullptr && state->ring && !state->ring->evicted) return state->ring.get();
-    auto it = comms_.find(CommKeyLess::View(op.identifier(), op.rank));
-    return it == comms_.end() ? nullptr : it->second.get();
-  }
-
-  Entry* FindLocked(const comm::OpRecord& op) {
-    CommRing* found = FindRingLocked(op);
-    if (found == nullptr) return nullptr;
-    // A communicator numbers its ops consecutively, so when the ring holds one unbroken run of
-    // indices the entry is at a fixed distance from the newest one, or long gone. An enqueuer
-    // running more than a ring ahead of the stream starts ops that were already evicted: the
-    // full scan below then cost ~4% of a small AllReduce's CPU time, finding nothing.
-    CommRing& ring = *found;
-    if (ring.count == 0) return nullptr;
-    const uint64_t oldest = ring.At(0).op.index, newest = ring.At(ring.count - 1).op.index;
-    if (newest - oldest == ring.count - 1) {
-      if (op.index < oldest || op.index > newest) return nullptr;
-      return &ring.At(op.index - oldest);
+    if (state == nullptr || !state->Holds(op.index)) return nullptr;
+    // Those of ops that left the recorder go with them.
+    if (op.index > kFlightOpsPerComm) {
+      state->extras.erase(state->extras.begin(),
+                          state->extras.lower_bound(op.index - kFlightOpsPerComm));
     }
-    for (size_t i = ring.count; i-- > 0;) {  // newest match wins
-      if (ring.At(i).op.index == op.index) return &ring.At(i);
-    }
-    return nullptr;
+    return &state->extras[op.index];
   }
 
   std::mutex mu_;
   std::map<CommKey, std::shared_ptr<CommRing>, CommKeyLess> comms_;
-  uint64_t use_clock_ = 0;
   std::atomic<size_t> comms_count_{0};
   std::atomic<int> failure_dumps_{0};
   std::atomic<int> dump_seq_{0};
@@ -400,7 +542,9 @@ FlightRecorder* g_recorder = nullptr;  // lives for the process: observers may r
 sem_t g_signal_sem;
 std::atomic<bool> g_stop{false};
 
-void OnSigusr1(int) { sem_post(&g_signal_sem); }
+void OnSigusr1(int) {
+  sem_post(&g_signal_sem);
+}
 
 class SignalDumper {
  public:
@@ -455,6 +599,10 @@ void InstallFlightRecorder() {
     return true;
   }();
   (void)installed;
+}
+
+void AttachFlightRecorder(const std::shared_ptr<const comm::CommInfo>& info) {
+  if (g_recorder != nullptr && info != nullptr) g_recorder->Attach(info);
 }
 
 std::string DumpFlightRecorder(const std::string& reason) {

@@ -22,7 +22,10 @@
 #pragma once
 
 #include <cstddef>
+#include <memory>
 #include <string>
+
+#include "comm/op.h"
 
 namespace vigil::dfx {
 
@@ -31,6 +34,10 @@ inline constexpr size_t kFlightOpsPerComm = 256;
 // Registers the recorder as an op observer and arms SIGUSR1 (unless the program already handles
 // it). Idempotent; called from InstallTaskExceptionHandler.
 void InstallFlightRecorder();
+
+// A new communicator's recorder state, before its handle is returned, so that its ops record
+// themselves without a lock (one made otherwise gets it at its first op, under the lock).
+void AttachFlightRecorder(const std::shared_ptr<const comm::CommInfo>& info);
 
 // Writes a dump now; returns its path ("" when nothing could be written). Thread-safe.
 std::string DumpFlightRecorder(const std::string& reason);
