@@ -576,7 +576,7 @@ aclError Communicator::Execute(const OpDesc& op, const OpRecord& record, alg::Al
 
   // One op of a communicator at a time: they share links and the CCL buffer. Two streams
   // feeding one communicator is a user bug HCCL leaves undefined; name it (fault F8).
-  std::unique_lock<std::mutex> exec_lock(exec_mu_, std::try_to_lock);
+  std::unique_lock<ExecMutex> exec_lock(exec_mu_, std::try_to_lock);
   if (!exec_lock.owns_lock()) {
     const uint32_t other_stream = running_stream_.load();
     if (other_stream != record.stream_id) {

@@ -21,6 +21,7 @@
 #include "algorithm/hierarchical.h"
 #include "bootstrap/root_info.h"
 #include "comm/consistency.h"
+#include "comm/exec_mutex.h"
 #include "comm/op.h"
 #include "runtime/stream.h"
 #include "transport/link.h"
@@ -126,7 +127,7 @@ class Communicator : public std::enable_shared_from_this<Communicator> {
   std::atomic<uint64_t> established_bits_[2] = {0, 0};
 
   // Ops of one communicator must not run at once (they share links and the CCL buffer).
-  std::mutex exec_mu_;
+  ExecMutex exec_mu_;
   std::atomic<uint32_t> running_stream_{0};
   std::atomic<int> running_type_{0};  // OpType of the op running (its tag: info_->tags[type])
   std::set<std::pair<uint32_t, uint32_t>> reported_stream_pairs_;
