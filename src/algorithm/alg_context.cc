@@ -1,5 +1,7 @@
 #include "algorithm/alg_context.h"
 
+#include <cstring>
+
 #include "algorithm/reduce_kernel.h"
 #include "common/dtype.h"
 #include "common/tls.h"
@@ -64,7 +66,7 @@ HcclResult Ctx::Begin(bool reduces) {
   if (!IsSupportedDataType(type_) || esize_ == 0) return Fail(HCCL_E_NOT_SUPPORT, "data type");
   if (reduces && !IsSupportedReduceOp(op_)) return Fail(HCCL_E_NOT_SUPPORT, "reduce op");
   xfers_.reserve(2 * g_.size);
-  if (scratch_.base != nullptr && scratch_.bytes != 0 && !g_.ranges_checked) {
+  if (scratch_.base != nullptr && scratch_.bytes != 0 && g_.ranges_checked_at == 0) {
     // A CCL buffer freed before the op ran (comm destroyed before sync) fails here, before the
     // transport writes into it.
     const rt::AddrState state = rt::DeviceMemory::Instance().State(scratch_.base, scratch_.bytes);
@@ -247,7 +249,9 @@ void Ctx::SendsFirst() {
 HcclResult Ctx::Copy(void* dst, const void* src, size_t bytes) {
   if (bytes == 0 || dst == src) return HCCL_SUCCESS;
   rt::CopyFault fault;
-  if (rt::DeviceMemory::Instance().CheckedCopy(dst, src, bytes, &fault) != ACL_SUCCESS) {
+  if (rt::DeviceMemory::Instance().GuardedSince(g_.ranges_checked_at, dst, bytes, src, bytes,
+                                                &fault, [=] { std::memmove(dst, src, bytes); }) !=
+      ACL_SUCCESS) {
     result_->copy = fault;
     result_->copy_src = src;
     result_->copy_dst = dst;
@@ -264,8 +268,9 @@ HcclResult Ctx::ReduceInto(void* dst, const void* src, uint64_t count) {
   rt::CopyFault fault;
   const HcclDataType type = type_;
   const HcclReduceOp op = op_;
-  const aclError rc = rt::DeviceMemory::Instance().Guarded(
-      dst, bytes, src, bytes, &fault, [=] { alg::ReduceInto(dst, src, count, type, op); });
+  const aclError rc = rt::DeviceMemory::Instance().GuardedSince(
+      g_.ranges_checked_at, dst, bytes, src, bytes, &fault,
+      [=] { alg::ReduceInto(dst, src, count, type, op); });
   if (rc != ACL_SUCCESS) {
     result_->copy = fault;
     result_->copy_src = src;
@@ -287,8 +292,9 @@ HcclResult Ctx::Reduce2(void* dst, const void* a, const void* b, uint64_t count)
   rt::CopyFault fault;
   const HcclDataType type = type_;
   const HcclReduceOp op = op_;
-  const aclError rc = rt::DeviceMemory::Instance().Guarded(
-      dst, bytes, b, bytes, &fault, [=] { alg::Reduce2(dst, a, b, count, type, op); });
+  const aclError rc =
+      rt::DeviceMemory::Instance().GuardedSince(g_.ranges_checked_at, dst, bytes, b, bytes, &fault,
+                                                [=] { alg::Reduce2(dst, a, b, count, type, op); });
   if (rc != ACL_SUCCESS) {
     result_->copy = fault;
     result_->copy_src = b;
@@ -314,9 +320,9 @@ HcclResult Ctx::ReduceSlots(void* dst, const void* own, uint32_t nslots, uint64_
   rt::CopyFault fault;
   const HcclDataType type = type_;
   const HcclReduceOp op = op_;
-  const aclError rc = rt::DeviceMemory::Instance().Guarded(dst, bytes, Slot(0), span, &fault, [&] {
-    alg::ReduceN(dst, srcs.data(), srcs.size(), count, type, op);
-  });
+  const aclError rc = rt::DeviceMemory::Instance().GuardedSince(
+      g_.ranges_checked_at, dst, bytes, Slot(0), span, &fault,
+      [&] { alg::ReduceN(dst, srcs.data(), srcs.size(), count, type, op); });
   if (rc != ACL_SUCCESS) {
     result_->copy = fault;
     result_->copy_src = Slot(0);

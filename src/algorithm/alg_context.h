@@ -85,9 +85,9 @@ class Ctx {
   // (bitwise what Reduce2 then ReduceInto per slot give) but in one pass over dst.
   HcclResult ReduceSlots(void* dst, const void* own, uint32_t nslots, uint64_t count);
   // Fails (HCCL_E_RUNTIME, AlgResult::copy) when [p, p+bytes) is freed or overruns its allocation.
-  // Nothing to do when the layer above checked the op's ranges (Group::ranges_checked).
+  // Nothing to do when the layer above checked the op's ranges (Group::ranges_checked_at).
   HcclResult CheckUser(const void* p, size_t bytes, bool is_dst) {
-    if (bytes == 0 || p == nullptr || g_.ranges_checked) return HCCL_SUCCESS;
+    if (bytes == 0 || p == nullptr || g_.ranges_checked_at != 0) return HCCL_SUCCESS;
     return CheckUserSlow(p, bytes, is_dst);
   }
 

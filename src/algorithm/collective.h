@@ -104,10 +104,11 @@ struct Group {
   transport::WaitPolicy wait;
   OpHeader* header = nullptr;  // optional; see OpHeader
   TaskLog* tasks = nullptr;    // optional: record every transfer (HCCL_DIAGNOSE_ENABLE=1)
-  // The layer above checked the op's user buffers and scratch against the device-memory map
-  // when the op began (comm's Execute): the algorithm does not check them again (its copies
-  // and reductions still run guarded).
-  bool ranges_checked = false;
+  // Non-zero: the layer above checked the op's user buffers and scratch against the
+  // device-memory map when the op began (comm's Execute), and this was the map's generation
+  // then (rt::DeviceMemory::Generation). The algorithm does not check them again, and its copies
+  // and reductions, still guarded, look their ranges up only once the map has changed since.
+  uint64_t ranges_checked_at = 0;
 };
 
 struct Scratch {

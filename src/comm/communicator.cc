@@ -606,6 +606,9 @@ aclError Communicator::Execute(const OpDesc& op, const OpRecord& record, alg::Al
   SteadyClock::time_point start = SteadyClock::now();
   NotifyStart(record, start);
 
+  // The map's generation before the op's buffers are checked: while it holds, the algorithm's
+  // guards need not look them up again (Group::ranges_checked_at).
+  const uint64_t checked_at = rt::DeviceMemory::Instance().Generation();
   // Every op stages through the CCL buffer first, as on a device: after HcclCommDestroy this
   // copy hits the freed buffer (EI0012), whatever the algorithm would do next.
   rt::CopyFault fault;
@@ -689,7 +692,7 @@ aclError Communicator::Execute(const OpDesc& op, const OpRecord& record, alg::Al
   group.wait.abort = &abort_;
   group.tasks = tasks.get();
   // The user buffers were checked above and the CCL buffer (the scratch) by the header copy.
-  group.ranges_checked = true;
+  group.ranges_checked_at = checked_at;
 
   // A transfer of the check or of the algorithm failed: timeout, abort, or a broken link.
   auto fail_transfer = [&](const transport::ProgressError& pe, HcclResult rc) {

@@ -605,6 +605,29 @@ std::atomic<uint32_t>* DeviceMemory::EnterFast(const void* dst, size_t dst_n, co
   return t.busy;
 }
 
+std::atomic<uint32_t>* DeviceMemory::EnterAt(uint64_t gen) const {
+  Impl& m = Map();
+  Impl::ThreadState& t = Impl::Tls();
+  if (t.busy == nullptr) {
+    if (t.claimed) return nullptr;
+    Impl::ClaimFor(m, t);
+    if (t.busy == nullptr) return nullptr;
+  }
+  if (m.live_gen.load(std::memory_order_acquire) != gen) return nullptr;
+  t.busy->store(1, std::memory_order_seq_cst);
+  // As EnterFast: a writer at work, or one done since the caller's check, leaves it to the lock.
+  if (m.writing.load(std::memory_order_seq_cst) != 0 ||
+      m.live_gen.load(std::memory_order_relaxed) != gen) {
+    t.busy->store(0, std::memory_order_release);
+    return nullptr;
+  }
+  return t.busy;
+}
+
+uint64_t DeviceMemory::Generation() const {
+  return Map().live_gen.load(std::memory_order_acquire);
+}
+
 bool DeviceMemory::LockShared() const {
   Map().mu.lock_shared();
   return true;

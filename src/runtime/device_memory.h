@@ -16,6 +16,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <string>
+#include <utility>
 
 #include "acl/acl_base.h"
 
@@ -89,6 +90,16 @@ class DeviceMemory {
   template <typename Fn>
   aclError Guarded(void* dst, size_t dst_n, const void* src, size_t src_n, CopyFault* fault, Fn&& fn);
 
+  // The map's generation: a range found live or host (State, Check, a guard) stays so while it
+  // is unchanged (every Alloc, Free, Register and Unregister moves it). Never 0.
+  uint64_t Generation() const;
+  // Guarded for ranges the caller found live or host while Generation() was `gen`: as long as
+  // it still is, fn runs without the ranges being looked up again (an op checks its buffers once
+  // and then runs many guarded reductions inside them); otherwise, or for gen 0, as Guarded.
+  template <typename Fn>
+  aclError GuardedSince(uint64_t gen, void* dst, size_t dst_n, const void* src, size_t src_n,
+                        CopyFault* fault, Fn&& fn);
+
   size_t UsedBytes(int32_t device) const;
   uint64_t Budget() const;  // 0 = unlimited
   size_t FreedRecordCount() const;  // bounded (kMaxFreedRecords); tests
@@ -108,6 +119,9 @@ class DeviceMemory {
   // clears it, release, once done); else nullptr and the caller takes the shared lock.
   std::atomic<uint32_t>* EnterFast(const void* dst, size_t dst_n, const void* src,
                                    size_t src_n) const;
+  // EnterFast for ranges known live or host at generation gen: nullptr unless the map is
+  // still at gen.
+  std::atomic<uint32_t>* EnterAt(uint64_t gen) const;
 };
 
 template <typename Fn>
@@ -127,6 +141,18 @@ aclError DeviceMemory::Guarded(void* dst, size_t dst_n, const void* src, size_t 
   fn();
   UnlockShared();
   return ACL_SUCCESS;
+}
+
+template <typename Fn>
+aclError DeviceMemory::GuardedSince(uint64_t gen, void* dst, size_t dst_n, const void* src,
+                                    size_t src_n, CopyFault* fault, Fn&& fn) {
+  if (std::atomic<uint32_t>* busy = gen != 0 ? EnterAt(gen) : nullptr) {
+    fn();
+    busy->store(0, std::memory_order_release);
+    if (fault != nullptr && fault->faulted) *fault = CopyFault{};
+    return ACL_SUCCESS;
+  }
+  return Guarded(dst, dst_n, src, src_n, fault, std::forward<Fn>(fn));
 }
 
 }  // namespace vigil::rt

@@ -378,6 +378,43 @@ TEST_F(DeviceMemoryTest, FreeWaitsForALockFreeGuardInProgress) {
   EXPECT_EQ(fault.check.state, AddrState::kFreed);
 }
 
+// A guard for ranges checked at a generation runs without looking them up while the map is
+// unchanged, and checks them as Guarded does once anything changed (a Free included).
+TEST_F(DeviceMemoryTest, GuardedSinceChecksAgainOnceTheMapChanged) {
+  void* p = nullptr;
+  ASSERT_EQ(mem.Alloc(0, 4096, &p, "user"), ACL_SUCCESS);
+  const uint64_t gen = mem.Generation();
+  EXPECT_NE(gen, 0u);
+  ASSERT_EQ(mem.State(p, 4096), AddrState::kLive);
+  CopyFault fault;
+  bool ran = false;
+  EXPECT_EQ(mem.GuardedSince(gen, p, 4096, nullptr, 0, &fault, [&] { ran = true; }), ACL_SUCCESS);
+  EXPECT_TRUE(ran);
+  EXPECT_FALSE(fault.faulted);
+  // Another allocation moves the generation: the range is looked up again, still live.
+  void* q = nullptr;
+  ASSERT_EQ(mem.Alloc(0, 64, &q, "user"), ACL_SUCCESS);
+  EXPECT_NE(mem.Generation(), gen);
+  ran = false;
+  EXPECT_EQ(mem.GuardedSince(gen, p, 4096, nullptr, 0, &fault, [&] { ran = true; }), ACL_SUCCESS);
+  EXPECT_TRUE(ran);
+  // Generation 0 (nothing checked) is Guarded: an overrun faults.
+  ran = false;
+  EXPECT_EQ(mem.GuardedSince(0, p, 4097, nullptr, 0, &fault, [&] { ran = true; }),
+            ACL_ERROR_RT_SYS_DMA);
+  EXPECT_FALSE(ran);
+  EXPECT_EQ(fault.check.state, AddrState::kOverflow);
+  // Freed after the check: the old generation no longer vouches for it.
+  ASSERT_EQ(mem.Free(p), ACL_SUCCESS);
+  ran = false;
+  EXPECT_EQ(mem.GuardedSince(gen, p, 64, nullptr, 0, &fault, [&] { ran = true; }),
+            ACL_ERROR_RT_SYS_DMA);
+  EXPECT_FALSE(ran);
+  EXPECT_TRUE(fault.faulted);
+  EXPECT_EQ(fault.check.state, AddrState::kFreed);
+  EXPECT_EQ(mem.Free(q), ACL_SUCCESS);
+}
+
 // A host range a guard remembered stops being host once device memory is registered there.
 TEST_F(DeviceMemoryTest, RememberedHostRangeSeesALaterRegistration) {
   const size_t len = 64 << 10;
