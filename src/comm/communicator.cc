@@ -17,7 +17,6 @@
 #include "common/dtype.h"
 #include "common/env_config.h"
 #include "common/error_codes.h"
-#include "common/tls.h"
 #include "log/plog.h"
 #include "runtime/device_memory.h"
 #include "transport/link_base.h"
@@ -47,12 +46,6 @@ uint64_t MaxExtent(const std::vector<uint64_t>& counts, const std::vector<uint64
   }
   return extent;
 }
-
-struct BufferUse {
-  const void* ptr;
-  size_t bytes;
-  const char* name;
-};
 
 // The user buffers an op reads and writes on this rank, for the up-front range check.
 // Fills *out (cleared first; the caller reuses it, so an op allocates nothing here).
@@ -112,6 +105,14 @@ void UserBuffers(const OpDesc& op, uint32_t rank, uint32_t nranks, std::vector<B
     case OpType::kBarrier:
       break;
   }
+}
+
+bool SameRanges(const std::vector<BufferUse>& a, const std::vector<BufferUse>& b) {
+  if (a.size() != b.size()) return false;
+  for (size_t i = 0; i < a.size(); ++i) {
+    if (a[i].ptr != b[i].ptr || a[i].bytes != b[i].bytes) return false;
+  }
+  return true;
 }
 
 aclError StreamErrorFor(OpFailure::Kind kind) {
@@ -609,14 +610,18 @@ aclError Communicator::Execute(const OpDesc& op, const OpRecord& record, alg::Al
   // The map's generation before the op's buffers are checked: while it holds, the algorithm's
   // guards need not look them up again (Group::ranges_checked_at).
   const uint64_t checked_at = rt::DeviceMemory::Instance().Generation();
+  UserBuffers(op, rank(), size(), &uses_);
+  // The same buffers as the op checked last, with the map unchanged since: they and the CCL
+  // buffer are still live or host, and nothing needs looking up.
+  const bool unchanged = checked_at == checked_at_ && SameRanges(uses_, checked_uses_);
   // Every op stages through the CCL buffer first, as on a device: after HcclCommDestroy this
   // copy hits the freed buffer (EI0012), whatever the algorithm would do next.
   rt::CopyFault fault;
   const uint64_t header[2] = {record.index, static_cast<uint64_t>(op.type)};
   // Only the destination is checked: the source is this frame.
-  if (rt::DeviceMemory::Instance().Guarded(ccl_base_, sizeof(header), nullptr, 0, &fault, [&] {
-        std::memcpy(ccl_base_, header, sizeof(header));
-      }) != ACL_SUCCESS) {
+  if (rt::DeviceMemory::Instance().GuardedSince(
+          unchanged ? checked_at : 0, ccl_base_, sizeof(header), nullptr, 0, &fault,
+          [&] { std::memcpy(ccl_base_, header, sizeof(header)); }) != ACL_SUCCESS) {
     failure.copy_src = header;
     failure.copy_dst = ccl_base_;
     failure.copy_bytes = sizeof(header);
@@ -625,26 +630,27 @@ aclError Communicator::Execute(const OpDesc& op, const OpRecord& record, alg::Al
                                  PtrText(ccl_base_));
     return fail(OpFailure::Kind::kCopyFault, HCCL_E_RUNTIME);
   }
-  thread_local std::vector<BufferUse> uses_storage;
-  std::vector<BufferUse>& uses = TlsOnce(uses_storage);
-  UserBuffers(op, rank(), size(), &uses);
-  for (const BufferUse& use : uses) {
-    const rt::AddrState state = rt::DeviceMemory::Instance().State(use.ptr, use.bytes);
-    if (state == rt::AddrState::kFreed || state == rt::AddrState::kOverflow) {
-      rt::AddrCheck check = rt::DeviceMemory::Instance().Check(use.ptr, use.bytes, false);
-      check.state = state;
-      failure.copy_src = use.ptr;
-      failure.copy_dst = use.ptr;
-      failure.copy_bytes = use.bytes;
-      failure.faulting_buffer = fmt::format("user {} buffer", use.name);
-      failure.reason = fmt::format(
-          "user {} buffer {} needs {} bytes but {}", use.name, PtrText(use.ptr), use.bytes,
-          check.state == rt::AddrState::kFreed
-              ? std::string("it was freed")
-              : fmt::format("its allocation at {:#x} holds only {} bytes", check.alloc_base,
-                            check.alloc_size));
-      return fail(OpFailure::Kind::kCopyFault, HCCL_E_RUNTIME);
+  if (!unchanged) {
+    for (const BufferUse& use : uses_) {
+      const rt::AddrState state = rt::DeviceMemory::Instance().State(use.ptr, use.bytes);
+      if (state == rt::AddrState::kFreed || state == rt::AddrState::kOverflow) {
+        rt::AddrCheck check = rt::DeviceMemory::Instance().Check(use.ptr, use.bytes, false);
+        check.state = state;
+        failure.copy_src = use.ptr;
+        failure.copy_dst = use.ptr;
+        failure.copy_bytes = use.bytes;
+        failure.faulting_buffer = fmt::format("user {} buffer", use.name);
+        failure.reason = fmt::format(
+            "user {} buffer {} needs {} bytes but {}", use.name, PtrText(use.ptr), use.bytes,
+            check.state == rt::AddrState::kFreed
+                ? std::string("it was freed")
+                : fmt::format("its allocation at {:#x} holds only {} bytes", check.alloc_base,
+                              check.alloc_size));
+        return fail(OpFailure::Kind::kCopyFault, HCCL_E_RUNTIME);
+      }
     }
+    checked_at_ = checked_at;
+    checked_uses_ = uses_;  // no allocation once it has held as many buffers
   }
 
   if (links_closed_.load()) {

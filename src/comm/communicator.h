@@ -45,6 +45,13 @@ struct InitFailure {
   std::string detail;
 };
 
+// A user buffer an op reads or writes on this rank, for the op-start range check.
+struct BufferUse {
+  const void* ptr;
+  size_t bytes;
+  const char* name;  // "input", "output", ...
+};
+
 class Communicator : public std::enable_shared_from_this<Communicator> {
  public:
   static HcclResult Create(const CommOptions& options, std::shared_ptr<Communicator>* out,
@@ -153,6 +160,13 @@ class Communicator : public std::enable_shared_from_this<Communicator> {
   // instructions. Packed (bytes << 10 | level1 << 7 | level0 << 4 | algo << 1 | 1) so that
   // enqueuers on two threads read and write it without a lock; 0 = none.
   mutable std::array<std::atomic<uint64_t>, kOpTypeCount> alg_cache_{};
+  // The op-start range check (under exec_mu_): the running op's user buffers, and those of the
+  // last op that passed it with the map's generation before it (rt::DeviceMemory::Generation).
+  // An op on the same buffers while the map is unchanged looks nothing up: a training loop
+  // reuses its buffers op after op, and the lookups cost ~150 instructions an op.
+  std::vector<BufferUse> uses_;
+  std::vector<BufferUse> checked_uses_;
+  uint64_t checked_at_ = 0;
   // The group's link table, reused by every op (under exec_mu_) instead of allocated per op.
   std::vector<transport::Link*> group_links_;
   // transport::WaitPolicy::spin: off when this host runs more of the comm's ranks than it has

@@ -169,6 +169,17 @@ int RunMismatch(const Options& o) {
     aclrtFree(send);
     send = DevBuf(16);  // 4 floats where count floats are read
   }
+  bool send_freed = false;
+  if (o.mode == "freed_buffer") {
+    // A good op on these very buffers first (index 2): the faulty op (index 3) reuses them, so
+    // only the free itself tells the communicator to check them again.
+    HcclAllReduce(send, recv, count, dtype, HCCL_REDUCE_SUM, comm, stream);
+    aclrtSynchronizeStream(stream);
+    if (odd) {
+      aclrtFree(send);
+      send_freed = true;
+    }
+  }
   if (odd && o.mode == "mismatch" && o.what == "op") {
     r.op = HcclAllGather(send, recv, count, dtype, comm, stream);
   } else if (o.mode == "mismatch" && o.what == "root") {
@@ -198,7 +209,7 @@ int RunMismatch(const Options& o) {
   }
   if (hold > 0) Sleep(hold);
   HcclCommDestroy(comm);
-  aclrtFree(send);
+  if (!send_freed) aclrtFree(send);
   aclrtFree(recv);
   aclrtDestroyStream(stream);
   return 0;
@@ -591,7 +602,10 @@ int main(int argc, char** argv) {
   aclInit(nullptr);
   aclrtSetDevice(static_cast<int32_t>(g_rank % 8));
   int rc = 2;
-  if (o.mode == "mismatch" || o.mode == "late" || o.mode == "small_buffer") rc = RunMismatch(o);
+  if (o.mode == "mismatch" || o.mode == "late" || o.mode == "small_buffer" ||
+      o.mode == "freed_buffer") {
+    rc = RunMismatch(o);
+  }
   else if (o.mode == "p2p_mismatch") rc = RunP2pMismatch(o);
   else if (o.mode == "two_streams") rc = RunTwoStreams(o);
   else if (o.mode == "destroy_before_sync") rc = RunDestroyBeforeSync(o);

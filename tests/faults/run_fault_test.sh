@@ -328,6 +328,15 @@ F10_small_buffer)
   has 1 debug "Task run failed, reason is user input buffer" "needs 1024 bytes but its allocation at" "holds only 16 bytes"
   screen_has "Execution_Error_SDMA(EI0012)"
   ;;
+F10_freed_buffer)
+  # The faulty op reuses the buffers of a good op before it: the free alone must get them checked.
+  run 2 45 --mode freed_buffer --odd 1
+  expect_not 1 sync 0
+  expect 1 async 15
+  has 1 debug "Execution_Error_SDMA(EI0012)" "size:[0x400]"
+  has 1 debug "Task run failed, reason is user input buffer" "needs 1024 bytes but it was freed"
+  screen_has "Execution_Error_SDMA(EI0012)"
+  ;;
 F11_qp_memory)
   # 32 QPs x 1 MB per TCP link do not fit 8 MB of device memory (the CCL buffer takes 2 MB).
   export HCCL_RDMA_QPS_PER_CONNECTION=32 VIGIL_DEVICE_MEMORY=8M VIGIL_TRANSPORT=tcp HCCL_CONNECT_TIMEOUT=5
