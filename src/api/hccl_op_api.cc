@@ -82,8 +82,10 @@ class OpChecker {
     return HCCL_SUCCESS;
   }
 
-  HcclResult Enqueue(const Checked& c, OpDesc&& op, HcclComm handle) {
-    HcclResult rc = c.comm->Enqueue(std::move(op), c.stream, handle);
+  // Hands the op and c's reference to the communicator over (the op's task keeps it).
+  HcclResult Enqueue(Checked& c, OpDesc&& op, HcclComm handle) {
+    HcclResult rc =
+        vigil::comm::Communicator::Enqueue(std::move(c.comm), std::move(op), c.stream, handle);
     if (rc != HCCL_SUCCESS) return ArgError(api_, rc, "communicator was destroyed");
     return HCCL_SUCCESS;
   }
@@ -182,8 +184,9 @@ HcclResult RunVOp(const VOp& spec, void* send, void* recv, uint64_t count, const
   if (spec.reduce) VIGIL_CHECK(ck.Reduce(op, type));
   const uint32_t n = c.comm->size();
   OpDesc d;
-  std::vector<uint64_t>& v_counts = spec.reduce ? d.send_counts : d.recv_counts;
-  std::vector<uint64_t>& v_displs = spec.reduce ? d.send_displs : d.recv_displs;
+  vigil::comm::OpLists& lists = d.mutable_lists();
+  std::vector<uint64_t>& v_counts = spec.reduce ? lists.send_counts : lists.recv_counts;
+  std::vector<uint64_t>& v_displs = spec.reduce ? lists.send_displs : lists.recv_displs;
   VIGIL_CHECK(ReadCounts(ck, counts, n, spec.counts_name, type, &v_counts));
   VIGIL_CHECK(ReadCounts(ck, displs, n, spec.displs_name, type, &v_displs));
   VIGIL_CHECK(ck.Count(count, type, 1, spec.count_name));
@@ -299,10 +302,11 @@ HcclResult HcclAlltoAll(const void* sendBuf, uint64_t sendCount, HcclDataType se
   d.count = sendCount;
   d.dtype = sendType;
   d.recv_dtype = recvType;
-  d.send_counts.assign(n, sendCount);
-  d.recv_counts.assign(n, recvCount);
-  d.send_displs = PrefixDispls(d.send_counts);
-  d.recv_displs = PrefixDispls(d.recv_counts);
+  vigil::comm::OpLists& lists = d.mutable_lists();
+  lists.send_counts.assign(n, sendCount);
+  lists.recv_counts.assign(n, recvCount);
+  lists.send_displs = PrefixDispls(lists.send_counts);
+  lists.recv_displs = PrefixDispls(lists.recv_counts);
   return ck.Enqueue(c, std::move(d), comm);
 }
 
@@ -317,12 +321,15 @@ HcclResult HcclAlltoAllV(const void* sendBuf, const void* sendCounts, const void
   VIGIL_CHECK(ck.Type(recvType, "recvType"));
   const uint32_t n = c.comm->size();
   OpDesc d;
-  VIGIL_CHECK(ReadCounts(ck, sendCounts, n, "sendCounts", sendType, &d.send_counts));
-  VIGIL_CHECK(ReadCounts(ck, sdispls, n, "sdispls", sendType, &d.send_displs));
-  VIGIL_CHECK(ReadCounts(ck, recvCounts, n, "recvCounts", recvType, &d.recv_counts));
-  VIGIL_CHECK(ReadCounts(ck, rdispls, n, "rdispls", recvType, &d.recv_displs));
-  const uint64_t sent = std::accumulate(d.send_counts.begin(), d.send_counts.end(), uint64_t{0});
-  const uint64_t recvd = std::accumulate(d.recv_counts.begin(), d.recv_counts.end(), uint64_t{0});
+  vigil::comm::OpLists& lists = d.mutable_lists();
+  VIGIL_CHECK(ReadCounts(ck, sendCounts, n, "sendCounts", sendType, &lists.send_counts));
+  VIGIL_CHECK(ReadCounts(ck, sdispls, n, "sdispls", sendType, &lists.send_displs));
+  VIGIL_CHECK(ReadCounts(ck, recvCounts, n, "recvCounts", recvType, &lists.recv_counts));
+  VIGIL_CHECK(ReadCounts(ck, rdispls, n, "rdispls", recvType, &lists.recv_displs));
+  const uint64_t sent =
+      std::accumulate(lists.send_counts.begin(), lists.send_counts.end(), uint64_t{0});
+  const uint64_t recvd =
+      std::accumulate(lists.recv_counts.begin(), lists.recv_counts.end(), uint64_t{0});
   VIGIL_CHECK(ck.Ptr(sendBuf, "sendBuf", sent > 0));
   VIGIL_CHECK(ck.Ptr(recvBuf, "recvBuf", recvd > 0));
   d.type = OpType::kAlltoAllV;
@@ -347,8 +354,9 @@ HcclResult HcclAlltoAllVC(const void* sendBuf, const void* sendCountMatrix, Hccl
   std::vector<uint64_t> matrix;
   VIGIL_CHECK(ReadCounts(ck, sendCountMatrix, n * n, "sendCountMatrix", sendType, &matrix));
   OpDesc d;
+  vigil::comm::OpLists& lists = d.mutable_lists();
   // Row i: what rank i sends to each rank j (in sendType elements).
-  for (uint32_t j = 0; j < n; ++j) d.send_counts.push_back(matrix[me * n + j]);
+  for (uint32_t j = 0; j < n; ++j) lists.send_counts.push_back(matrix[me * n + j]);
   const size_t ssz = vigil::DataTypeSize(sendType), rsz = vigil::DataTypeSize(recvType);
   for (uint32_t i = 0; i < n; ++i) {
     const uint64_t bytes = matrix[i * n + me] * ssz;
@@ -358,16 +366,18 @@ HcclResult HcclAlltoAllVC(const void* sendBuf, const void* sendCountMatrix, Hccl
                                   "recvType elements",
                                   i, me));
     }
-    d.recv_counts.push_back(bytes / rsz);
+    lists.recv_counts.push_back(bytes / rsz);
   }
-  d.send_displs = PrefixDispls(d.send_counts);
-  d.recv_displs = PrefixDispls(d.recv_counts);
-  const uint64_t sent = std::accumulate(d.send_counts.begin(), d.send_counts.end(), uint64_t{0});
-  const uint64_t recvd = std::accumulate(d.recv_counts.begin(), d.recv_counts.end(), uint64_t{0});
+  lists.send_displs = PrefixDispls(lists.send_counts);
+  lists.recv_displs = PrefixDispls(lists.recv_counts);
+  const uint64_t sent =
+      std::accumulate(lists.send_counts.begin(), lists.send_counts.end(), uint64_t{0});
+  const uint64_t recvd =
+      std::accumulate(lists.recv_counts.begin(), lists.recv_counts.end(), uint64_t{0});
   VIGIL_CHECK(ck.Ptr(sendBuf, "sendBuf", sent > 0));
   VIGIL_CHECK(ck.Ptr(recvBuf, "recvBuf", recvd > 0));
   d.type = OpType::kAlltoAllVC;
-  d.count_matrix = std::move(matrix);
+  lists.count_matrix = std::move(matrix);
   d.send = sendBuf;
   d.recv = const_cast<void*>(recvBuf);
   d.count = sent;

@@ -83,17 +83,17 @@ void UserBuffers(const OpDesc& op, uint32_t rank, uint32_t nranks, std::vector<B
       break;
     case OpType::kAllGatherV:
       add(op.send, op.count, sz, "input");
-      add(op.recv, MaxExtent(op.recv_counts, op.recv_displs), sz, "output");
+      add(op.recv, MaxExtent(op.lists().recv_counts, op.lists().recv_displs), sz, "output");
       break;
     case OpType::kReduceScatterV:
-      add(op.send, MaxExtent(op.send_counts, op.send_displs), sz, "input");
+      add(op.send, MaxExtent(op.lists().send_counts, op.lists().send_displs), sz, "input");
       add(op.recv, op.count, sz, "output");
       break;
     case OpType::kAlltoAll:
     case OpType::kAlltoAllV:
     case OpType::kAlltoAllVC:
-      add(op.send, MaxExtent(op.send_counts, op.send_displs), sz, "input");
-      add(op.recv, MaxExtent(op.recv_counts, op.recv_displs), rsz, "output");
+      add(op.send, MaxExtent(op.lists().send_counts, op.lists().send_displs), sz, "input");
+      add(op.recv, MaxExtent(op.lists().recv_counts, op.lists().recv_displs), rsz, "output");
       break;
     case OpType::kSend:
     case OpType::kRecv:
@@ -389,15 +389,17 @@ alg::Algo Communicator::CachedAlgorithm(const OpDesc& op, alg::HierPlan* plan) c
   return algo;
 }
 
-HcclResult Communicator::Enqueue(OpDesc&& op, rt::Stream* stream, const void* handle) {
-  if (destroyed_.load()) return HCCL_E_PARA;
+HcclResult Communicator::Enqueue(std::shared_ptr<Communicator> comm, OpDesc&& op,
+                                 rt::Stream* stream, const void* handle) {
+  Communicator& self = *comm;
+  if (self.destroyed_.load()) return HCCL_E_PARA;
   alg::HierPlan plan;
-  const alg::Algo algo = CachedAlgorithm(op, &plan);
+  const alg::Algo algo = self.CachedAlgorithm(op, &plan);
   OpRecord record;
-  record.comm = info_;
+  record.comm = self.info_;
   record.type = op.type;
   record.alg_type_index = AlgTypeIndex(algo, plan);
-  record.index = next_index_.fetch_add(1);
+  record.index = self.next_index_.fetch_add(1);
   record.count = op.count;
   record.dtype = op.dtype;
   record.reduce = op.reduce;
@@ -405,9 +407,9 @@ HcclResult Communicator::Enqueue(OpDesc&& op, rt::Stream* stream, const void* ha
   record.src = op.send;
   record.dst = op.recv;
   record.stream_id = stream->id();
-  record.device = device();
-  record.rank = rank();
-  record.nranks = size();
+  record.device = self.device();
+  record.rank = self.rank();
+  record.nranks = self.size();
   record.comm_handle = handle;
   record.enqueue_time = WallClock::now();
 
@@ -425,9 +427,9 @@ HcclResult Communicator::Enqueue(OpDesc&& op, rt::Stream* stream, const void* ha
   // The task keeps the op, its record and the communicator in place (rt::TaskFn): queuing it
   // allocates nothing, and the task is built straight into its queue slot (no move of it).
   auto make = [&] {
-    return [self = shared_from_this(), op = std::move(op), record = std::move(record), algo,
+    return [comm = std::move(comm), op = std::move(op), record = std::move(record), algo,
             plan](std::string* detail) {
-      aclError rc = self->Execute(op, record, algo, plan);
+      aclError rc = comm->Execute(op, record, algo, plan);
       if (rc != ACL_SUCCESS && detail != nullptr) *detail = record.tag();
       return rc;
     };
@@ -513,6 +515,7 @@ HcclResult Communicator::RunAlgorithm(const OpDesc& op, alg::Algo algo, const al
         break;
     }
   }
+  const OpLists& lists = op.lists();
   switch (op.type) {
     case OpType::kAllReduce:
       return alg::AllReduce(algo, g, op.send, op.recv, op.count, op.dtype, op.reduce, scratch,
@@ -530,17 +533,17 @@ HcclResult Communicator::RunAlgorithm(const OpDesc& op, alg::Algo algo, const al
     case OpType::kScatter:
       return alg::Scatter(g, op.send, op.recv, op.count, op.dtype, op.root, scratch, result);
     case OpType::kAllGatherV:
-      return alg::AllGatherV(g, op.send, op.count, op.recv, op.recv_counts.data(),
-                             op.recv_displs.data(), op.dtype, scratch, result);
+      return alg::AllGatherV(g, op.send, op.count, op.recv, lists.recv_counts.data(),
+                             lists.recv_displs.data(), op.dtype, scratch, result);
     case OpType::kReduceScatterV:
-      return alg::ReduceScatterV(g, op.send, op.send_counts.data(), op.send_displs.data(), op.recv,
-                                 op.count, op.dtype, op.reduce, scratch, result);
+      return alg::ReduceScatterV(g, op.send, lists.send_counts.data(), lists.send_displs.data(),
+                                 op.recv, op.count, op.dtype, op.reduce, scratch, result);
     case OpType::kAlltoAll:
     case OpType::kAlltoAllV:
     case OpType::kAlltoAllVC:
-      return alg::AlltoAllV(g, op.send, op.send_counts.data(), op.send_displs.data(), op.dtype,
-                            op.recv, op.recv_counts.data(), op.recv_displs.data(), op.recv_dtype,
-                            scratch, result);
+      return alg::AlltoAllV(g, op.send, lists.send_counts.data(), lists.send_displs.data(),
+                            op.dtype, op.recv, lists.recv_counts.data(), lists.recv_displs.data(),
+                            op.recv_dtype, scratch, result);
     case OpType::kSend:
     case OpType::kRecv:
     case OpType::kBatchSendRecv:

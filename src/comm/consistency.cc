@@ -155,9 +155,11 @@ OpFingerprint MakeFingerprint(const OpDesc& op, uint64_t index, uint64_t coll_se
   fp.root = OpHasRoot(op.type) ? op.root : 0;
   fp.count = CountMustMatch(op.type) ? op.count : 0;
   switch (op.type) {
-    case OpType::kAllGatherV: fp.vhash = HashCounts(op.recv_counts); break;
-    case OpType::kReduceScatterV: fp.vhash = HashCounts(op.send_counts); break;
-    case OpType::kAlltoAllVC: fp.vhash = HashCounts(op.count_matrix); break;  // the full matrix
+    case OpType::kAllGatherV: fp.vhash = HashCounts(op.lists().recv_counts); break;
+    case OpType::kReduceScatterV: fp.vhash = HashCounts(op.lists().send_counts); break;
+    case OpType::kAlltoAllVC:  // the full matrix
+      fp.vhash = HashCounts(op.lists().count_matrix);
+      break;
     default: break;
   }
   return fp;

@@ -42,6 +42,12 @@ uint32_t HcclCmdType(OpType type);
 bool OpHasReduce(OpType type);
 bool OpHasRoot(OpType type);
 
+// The per-rank counts of the V ops and AlltoAll(V/VC) (elements, one per rank).
+struct OpLists {
+  std::vector<uint64_t> send_counts, send_displs, recv_counts, recv_displs;
+  std::vector<uint64_t> count_matrix;  // AlltoAllVC: the whole nranks x nranks matrix
+};
+
 struct OpDesc {
   OpType type = OpType::kAllReduce;
   const void* send = nullptr;
@@ -51,11 +57,21 @@ struct OpDesc {
   HcclDataType recv_dtype = HCCL_DATA_TYPE_FP32;  // AlltoAll(V/VC)
   HcclReduceOp reduce = HCCL_REDUCE_SUM;
   uint32_t root = 0;  // root, or peer rank for Send/Recv
-  // V ops (element counts/displacements, one per rank); AlltoAllVC uses send_counts as the
-  // nranks x nranks matrix.
-  std::vector<uint64_t> send_counts, send_displs, recv_counts, recv_displs;
-  std::vector<uint64_t> count_matrix;  // AlltoAllVC: the whole nranks x nranks matrix
-  std::vector<alg::P2pItem> items;  // BatchSendRecv
+  std::vector<alg::P2pItem> items;  // Send, Recv, BatchSendRecv
+
+  // The per-rank counts (empty when the op has none).
+  const OpLists& lists() const { return lists_ ? *lists_ : kNoLists; }
+  OpLists& mutable_lists() {
+    if (!lists_) lists_ = std::make_unique<OpLists>();
+    return *lists_;
+  }
+
+ private:
+  static inline const OpLists kNoLists{};
+  // Made only by the ops that have per-rank counts: the common collectives' op moves into its
+  // stream task as a few words (five more vectors in place cost ~100 instructions per op to
+  // build, move and free).
+  std::unique_ptr<OpLists> lists_;
 };
 
 inline constexpr size_t kOpTypeCount = static_cast<size_t>(OpType::kBarrier) + 1;
@@ -111,8 +127,15 @@ struct OpRecord {
 
 // How an op failed, for the task-exception report.
 struct OpFailure {
-  enum class Kind { kTimeout, kLink, kAbort, kCopyFault, kParam, kResource, kOther } kind =
-      Kind::kOther;
+  enum class Kind {
+    kTimeout,
+    kLink,
+    kAbort,
+    kCopyFault,
+    kParam,
+    kResource,
+    kOther
+  } kind = Kind::kOther;
   HcclResult code = HCCL_E_INTERNAL;
   int64_t remote_rank = -1;  // the peer the op was waiting on or talking to, -1 unknown
   std::string reason;

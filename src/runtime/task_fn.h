@@ -18,7 +18,10 @@ namespace vigil::rt {
 
 class TaskFn {
  public:
-  static constexpr size_t kInlineBytes = 384;
+  // Fits an HCCL op's task (its op, record and communicator: 224 bytes, asserted where it is
+  // made, comm/communicator.cc) and no more: a stream queues tasks in chunks of whole TaskFns,
+  // and an enqueuer running ahead of the stream touches new chunk memory for every task.
+  static constexpr size_t kInlineBytes = 224;
 
   // Whether F is kept in place (no allocation).
   template <typename F>
