@@ -3,8 +3,10 @@
 #include <atomic>
 #include <mutex>
 #include <unordered_map>
+#include <vector>
 
 #include "common/env_config.h"
+#include "common/tls.h"
 #include "dfx/task_exception.h"
 #include "log/plog.h"
 
@@ -12,8 +14,12 @@ namespace vigil::api {
 
 namespace {
 
+// What an HcclComm points to. Never freed (a destroyed communicator's handle stays, retired), and
+// `weak` never changes after registration: LookupComm's per-thread cache reads it without the
+// registry's lock.
 struct CommHandle {
-  std::shared_ptr<comm::Communicator> comm;
+  std::shared_ptr<comm::Communicator> comm;  // the handle's reference; null once unregistered
+  std::weak_ptr<comm::Communicator> weak;
 };
 
 std::mutex g_handles_mu;
@@ -24,19 +30,25 @@ std::unordered_map<const void*, CommHandle*>& Handles() {
   static auto* handles = new std::unordered_map<const void*, CommHandle*>();
   return *handles;
 }
+// Unregistered handles (under g_handles_mu): kept, so that no other handle gets their address.
+std::vector<std::unique_ptr<CommHandle>>& Retired() {
+  static auto* retired = new std::vector<std::unique_ptr<CommHandle>>();
+  return *retired;
+}
 
 }  // namespace
 
-HcclResult EnsureProcessReady(std::string_view api) {
-  // Called by every op: after the first call, one atomic load instead of std::call_once.
-  static std::atomic<bool> ready{false};
-  if (!ready.load(std::memory_order_acquire)) {
+namespace detail {
+std::atomic<bool> g_process_ready{false};
+
+HcclResult EnsureProcessReadySlow(std::string_view api) {
+  if (!g_process_ready.load(std::memory_order_acquire)) {
     static std::once_flag once;
     std::call_once(once, [] {
       log::EchoEnvOnce();
       dfx::InstallTaskExceptionHandler();
     });
-    ready.store(true, std::memory_order_release);
+    g_process_ready.store(true, std::memory_order_release);
   }
   if (!EnvLoadError().empty()) {
     static std::once_flag screen_once;
@@ -49,9 +61,10 @@ HcclResult EnsureProcessReady(std::string_view api) {
   }
   return HCCL_SUCCESS;
 }
+}  // namespace detail
 
 HcclComm RegisterComm(std::shared_ptr<comm::Communicator> comm) {
-  auto* handle = new CommHandle{std::move(comm)};
+  auto* handle = new CommHandle{comm, comm};
   std::lock_guard<std::mutex> lock(g_handles_mu);
   Handles()[handle] = handle;
   return handle;
@@ -60,33 +73,30 @@ HcclComm RegisterComm(std::shared_ptr<comm::Communicator> comm) {
 std::shared_ptr<comm::Communicator> LookupComm(HcclComm handle) {
   if (handle == nullptr) return nullptr;
   // Every op looks its communicator up, and a thread usually names the same one again: the
-  // cache saves the registry's lock and hash lookup. It holds the communicator weakly, so a
-  // destroyed one is never kept alive by it.
+  // cache saves the registry's lock and hash lookup. It holds the communicator weakly (through
+  // its handle, which is never freed), so a destroyed one is never kept alive by it; and it is
+  // trivial, so that reaching it costs no thread_local guard.
   struct Last {
-    HcclComm handle = nullptr;
-    std::weak_ptr<comm::Communicator> comm;
-    uint64_t removals = 0;
+    HcclComm handle;
+    CommHandle* entry;
+    uint64_t removals;
   };
-  thread_local Last last;
-  if (handle == last.handle && g_removals.load(std::memory_order_acquire) == last.removals) {
-    if (auto comm = last.comm.lock()) return comm;
+  thread_local Last last{nullptr, nullptr, 0};
+  Last& l = TlsOnce(last);
+  if (handle == l.handle && g_removals.load(std::memory_order_acquire) == l.removals) {
+    if (auto comm = l.entry->weak.lock()) return comm;
   }
-  std::shared_ptr<comm::Communicator> comm;
-  {
-    std::lock_guard<std::mutex> lock(g_handles_mu);
-    auto it = Handles().find(handle);
-    if (it == Handles().end()) return nullptr;
-    comm = it->second->comm;
-    last.removals = g_removals.load(std::memory_order_relaxed);
-  }
-  last.handle = handle;
-  last.comm = comm;
-  return comm;
+  std::lock_guard<std::mutex> lock(g_handles_mu);
+  auto it = Handles().find(handle);
+  if (it == Handles().end()) return nullptr;
+  l = Last{handle, it->second, g_removals.load(std::memory_order_relaxed)};
+  return it->second->comm;
 }
 
 std::shared_ptr<comm::Communicator> UnregisterComm(HcclComm handle) {
   if (handle == nullptr) return nullptr;
   CommHandle* owned = nullptr;
+  std::shared_ptr<comm::Communicator> comm;
   {
     std::lock_guard<std::mutex> lock(g_handles_mu);
     auto it = Handles().find(handle);
@@ -94,9 +104,9 @@ std::shared_ptr<comm::Communicator> UnregisterComm(HcclComm handle) {
     owned = it->second;
     Handles().erase(it);
     g_removals.fetch_add(1, std::memory_order_release);
+    comm = std::move(owned->comm);
+    Retired().emplace_back(owned);
   }
-  std::shared_ptr<comm::Communicator> comm = std::move(owned->comm);
-  delete owned;
   return comm;
 }
 

@@ -62,10 +62,13 @@ class OpChecker {
   }
 
   // count * elem_size * multiplier must stay within kMaxBytes.
-  HcclResult Count(uint64_t count, HcclDataType type, uint64_t multiplier, const char* name) {
+  HcclResult Count(uint64_t count, HcclDataType type, uint32_t multiplier, const char* name) {
     const uint64_t sz = vigil::DataTypeSize(type);
     if (sz == 0) return HCCL_SUCCESS;
-    if (count > kMaxBytes / sz / std::max<uint64_t>(multiplier, 1)) {
+    // count > kMaxBytes / sz / multiplier, without the two divisions (sz * multiplier < 2^36).
+    uint64_t bytes = 0;
+    if (__builtin_mul_overflow(count, sz * std::max<uint32_t>(multiplier, 1), &bytes) ||
+        bytes > kMaxBytes) {
       return ArgError(api_, HCCL_E_PARA,
                       fmt::format("{}[{}] is too large: {} x {} bytes x {} overflows the {}-byte "
                                   "limit",
@@ -137,9 +140,11 @@ struct SimpleOp {
   Need recv_need;
 };
 
-HcclResult RunSimpleOp(const SimpleOp& spec, void* send, void* recv, uint64_t count,
-                       HcclDataType type, HcclReduceOp op, uint32_t root, HcclComm comm,
-                       aclrtStream stream) {
+// Inline into each API function, so that the checks its spec leaves out fold away.
+[[gnu::always_inline]] inline HcclResult RunSimpleOp(const SimpleOp& spec, void* send, void* recv,
+                                                     uint64_t count, HcclDataType type,
+                                                     HcclReduceOp op, uint32_t root,
+                                                     HcclComm comm, aclrtStream stream) {
   OpChecker ck(spec.api);
   Checked c;
   VIGIL_CHECK(ck.Common(comm, stream, &c));

@@ -34,6 +34,16 @@ constexpr std::array<TypeEntry, 17> kTypes = {{
     {HCCL_DATA_TYPE_FP8E8M0, "fp8e8m0", 0, false},
 }};
 
+// The inline DataTypeSize/IsSupportedDataType (dtype.h) agree with the table.
+constexpr bool InlineSizesMatch() {
+  for (const auto& e : kTypes) {
+    if (DataTypeSize(e.type) != e.size || IsSupportedDataType(e.type) != e.supported) return false;
+  }
+  return DataTypeSize(static_cast<HcclDataType>(13)) == 0 &&
+         DataTypeSize(HCCL_DATA_TYPE_RESERVED) == 0;
+}
+static_assert(InlineSizesMatch());
+
 const TypeEntry* FindType(HcclDataType type) {
   // The table is in enum order (a lookup per op and buffer: the scan cost ~50 instructions).
   const auto i = static_cast<size_t>(type);
@@ -54,18 +64,11 @@ constexpr std::array<OpEntry, 4> kOps = {{
     {HCCL_REDUCE_MAX, "max"},
     {HCCL_REDUCE_MIN, "min"},
 }};
+// The inline IsSupportedReduceOp (dtype.h) accepts exactly these.
+static_assert(HCCL_REDUCE_SUM == 0 && HCCL_REDUCE_PROD == 1 && HCCL_REDUCE_MAX == 2 &&
+              HCCL_REDUCE_MIN == 3);
 
 }  // namespace
-
-size_t DataTypeSize(HcclDataType type) {
-  const TypeEntry* e = FindType(type);
-  return e == nullptr ? 0 : e->size;
-}
-
-bool IsSupportedDataType(HcclDataType type) {
-  const TypeEntry* e = FindType(type);
-  return e != nullptr && e->supported;
-}
 
 std::string_view DataTypeName(HcclDataType type) {
   const TypeEntry* e = FindType(type);
@@ -83,13 +86,6 @@ std::optional<HcclDataType> ParseDataTypeName(std::string_view name) {
   if (name == "fp64") return HCCL_DATA_TYPE_FP64;
   if (name == "bf16" || name == "bfloat16") return HCCL_DATA_TYPE_BFP16;
   return std::nullopt;
-}
-
-bool IsSupportedReduceOp(HcclReduceOp op) {
-  for (const auto& e : kOps) {
-    if (e.op == op) return true;
-  }
-  return false;
 }
 
 std::string_view ReduceOpName(HcclReduceOp op) {
