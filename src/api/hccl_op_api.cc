@@ -26,14 +26,15 @@ class OpChecker {
  public:
   explicit OpChecker(const char* api) : api_(api) {}
 
-  HcclResult Common(HcclComm comm, aclrtStream stream, Checked* out) {
+  // Inline in every API function, its error lines out of line (Fail): every op runs it.
+  [[gnu::always_inline]] HcclResult Common(HcclComm comm, aclrtStream stream, Checked* out) {
     if (HcclResult rc = vigil::api::EnsureProcessReady(api_); rc != HCCL_SUCCESS) return rc;
     out->comm = vigil::api::LookupComm(comm);
-    if (!out->comm) return ArgError(api_, HCCL_E_PARA, "comm is null, destroyed or unknown");
-    if (stream == nullptr) return ArgError(api_, HCCL_E_PARA, "stream is nullptr");
+    if (!out->comm) [[unlikely]] return Fail(HCCL_E_PARA, "comm is null, destroyed or unknown");
+    if (stream == nullptr) [[unlikely]] return Fail(HCCL_E_PARA, "stream is nullptr");
     out->stream = vigil::rt::StreamFromHandle(stream);
-    if (out->stream == nullptr) {
-      return ArgError(api_, HCCL_E_PARA, "stream is unknown or destroyed");
+    if (out->stream == nullptr) [[unlikely]] {
+      return Fail(HCCL_E_PARA, "stream is unknown or destroyed");
     }
     return HCCL_SUCCESS;
   }
@@ -89,8 +90,13 @@ class OpChecker {
   HcclResult Enqueue(Checked& c, OpDesc&& op, HcclComm handle) {
     HcclResult rc =
         vigil::comm::Communicator::Enqueue(std::move(c.comm), std::move(op), c.stream, handle);
-    if (rc != HCCL_SUCCESS) return ArgError(api_, rc, "communicator was destroyed");
+    if (rc != HCCL_SUCCESS) [[unlikely]] return Fail(rc, "communicator was destroyed");
     return HCCL_SUCCESS;
+  }
+
+  // ArgError out of the hot paths.
+  [[gnu::noinline, gnu::cold]] HcclResult Fail(HcclResult code, const char* what) {
+    return ArgError(api_, code, what);
   }
 
   const char* api() const { return api_; }

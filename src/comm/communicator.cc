@@ -370,21 +370,26 @@ std::string Communicator::AlgTypeString(alg::Algo algo, const alg::HierPlan& pla
   return fmt::format("null-{}-null", alg::AlgoName(algo));
 }
 
-alg::Algo Communicator::CachedAlgorithm(const OpDesc& op, alg::HierPlan* plan) const {
+inline alg::Algo Communicator::CachedAlgorithm(const OpDesc& op, alg::HierPlan* plan) const {
   static_assert(static_cast<int>(alg::Algo::kHierarchical) < 8, "an algorithm packs in 3 bits");
   const uint64_t bytes = op.count * DataTypeSize(op.dtype);
-  std::atomic<uint64_t>& slot = alg_cache_[static_cast<size_t>(op.type)];
-  const uint64_t hit = slot.load(std::memory_order_relaxed);
-  if (hit != 0 && (hit >> 10) == bytes) {
+  const uint64_t hit = alg_cache_[static_cast<size_t>(op.type)].load(std::memory_order_relaxed);
+  if (hit != 0 && (hit >> 10) == bytes) [[likely]] {
     plan->level0 = static_cast<alg::Algo>((hit >> 4) & 7);
     plan->level1 = static_cast<alg::Algo>((hit >> 7) & 7);
     return static_cast<alg::Algo>((hit >> 1) & 7);
   }
+  return PickAndCache(op, bytes, plan);
+}
+
+alg::Algo Communicator::PickAndCache(const OpDesc& op, uint64_t bytes,
+                                     alg::HierPlan* plan) const {
   const alg::Algo algo = PickAlgorithm(op, plan);
   if (bytes < (uint64_t{1} << 54)) {  // counts are checked to stay below 2^48 bytes
-    slot.store(bytes << 10 | static_cast<uint64_t>(plan->level1) << 7 |
-                   static_cast<uint64_t>(plan->level0) << 4 | static_cast<uint64_t>(algo) << 1 | 1,
-               std::memory_order_relaxed);
+    alg_cache_[static_cast<size_t>(op.type)].store(
+        bytes << 10 | static_cast<uint64_t>(plan->level1) << 7 |
+            static_cast<uint64_t>(plan->level0) << 4 | static_cast<uint64_t>(algo) << 1 | 1,
+        std::memory_order_relaxed);
   }
   return algo;
 }

@@ -98,8 +98,10 @@ class Communicator : public std::enable_shared_from_this<Communicator> {
                           alg::Group& group, alg::AlgResult* result);
   // kHierarchical fills *plan (the algorithm of each level).
   alg::Algo PickAlgorithm(const OpDesc& op, alg::HierPlan* plan) const;
-  // PickAlgorithm through a per-op-type cache of the last choice by message size (Enqueue).
+  // PickAlgorithm through a per-op-type cache of the last choice by message size (Enqueue):
+  // the hit inline, the miss (PickAndCache) out of line.
   alg::Algo CachedAlgorithm(const OpDesc& op, alg::HierPlan* plan) const;
+  alg::Algo PickAndCache(const OpDesc& op, uint64_t bytes, alg::HierPlan* plan) const;
   std::string AlgTypeString(alg::Algo algo, const alg::HierPlan& plan) const;
   // *connected: set when it had to connect (the op's start time is then stale).
   HcclResult EnsureLinks(const OpDesc& op, alg::Algo algo, const std::string& tag,
