@@ -400,28 +400,29 @@ HcclResult Communicator::Enqueue(std::shared_ptr<Communicator> comm, OpDesc&& op
   if (self.destroyed_.load()) return HCCL_E_PARA;
   alg::HierPlan plan;
   const alg::Algo algo = self.CachedAlgorithm(op, &plan);
-  OpRecord record;
-  record.comm = self.info_;
-  record.type = op.type;
-  record.alg_type_index = AlgTypeIndex(algo, plan);
-  record.index = self.next_index_.fetch_add(1);
-  record.count = op.count;
-  record.dtype = op.dtype;
-  record.reduce = op.reduce;
-  record.root = op.root;
-  record.src = op.send;
-  record.dst = op.recv;
-  record.stream_id = stream->id();
-  record.device = self.device();
-  record.rank = self.rank();
-  record.nranks = self.size();
-  record.comm_handle = handle;
-  record.enqueue_time = WallClock::now();
-
-  // The task id is known only once enqueued, but the observer must see the op before it can
-  // run; the stream's next id is reserved under the caller's ordering (one enqueuer per stream
-  // at a time is the CANN contract).
-  record.task_id = stream->PeekNextTaskId();
+  // Every field written once (default-initialized first, then assigned, cost ~18 instructions).
+  OpRecord record{
+      .comm = self.info_,
+      .type = op.type,
+      .alg_type_index = AlgTypeIndex(algo, plan),
+      .index = self.next_index_.fetch_add(1),
+      .count = op.count,
+      .dtype = op.dtype,
+      .reduce = op.reduce,
+      .root = op.root,
+      .src = op.send,
+      .dst = op.recv,
+      .stream_id = stream->id(),
+      // The task id is known only once enqueued, but the observer must see the op before it
+      // can run; the stream's next id is reserved under the caller's ordering (one enqueuer per
+      // stream at a time is the CANN contract).
+      .task_id = stream->PeekNextTaskId(),
+      .device = self.device(),
+      .rank = self.rank(),
+      .nranks = self.size(),
+      .comm_handle = handle,
+      .enqueue_time = WallClock::now(),
+  };
   NotifyEnqueue(record);
   if (Env().entry_log) {
     // Beside the Entry line: the algorithm the op runs (HCCL logs its executor choice too).
