@@ -139,13 +139,21 @@ struct Entered {
  private:
   void Claim() {
     uint32_t v = version.load(std::memory_order_relaxed);
+    if (v % 2 != 0 || !version.compare_exchange_strong(v, v + 1, std::memory_order_relaxed))
+        [[unlikely]] {
+      ClaimContended();
+    }
+    std::atomic_thread_fence(std::memory_order_release);
+  }
+  // Another writer holds the slot: out of line, so that the common path saves no registers.
+  [[gnu::noinline]] void ClaimContended() {
+    uint32_t v = version.load(std::memory_order_relaxed);
     while (v % 2 != 0 || !version.compare_exchange_weak(v, v + 1, std::memory_order_relaxed)) {
       if (v % 2 != 0) {
         std::this_thread::yield();
         v = version.load(std::memory_order_relaxed);
       }
     }
-    std::atomic_thread_fence(std::memory_order_release);
   }
   void Release() {
     version.store(version.load(std::memory_order_relaxed) + 1, std::memory_order_release);
@@ -279,6 +287,12 @@ void AppendTasks(const alg::TaskLog& log, std::string* json) {
 
 class FlightRecorder : public comm::OpObserver {
  public:
+  // An op of a communicator without state (made outside the API) or whose ring was dropped.
+  [[gnu::noinline]] CommState& Register(const comm::OpRecord& op) {
+    std::lock_guard<std::mutex> lock(mu_);
+    return StateLocked(op.comm);
+  }
+
   // Before the communicator's handle is returned: its state, so that its ops need no lock.
   void Attach(const std::shared_ptr<const comm::CommInfo>& info) {
     std::lock_guard<std::mutex> lock(mu_);
@@ -288,9 +302,8 @@ class FlightRecorder : public comm::OpObserver {
   // On the caller's thread, without the lock (Entered).
   void OnEnqueue(const comm::OpRecord& op) override {
     auto* state = static_cast<CommState*>(State(op).get());
-    if (state == nullptr || !state->in_ring.load(std::memory_order_acquire)) {
-      std::lock_guard<std::mutex> lock(mu_);
-      state = &StateLocked(op.comm);
+    if (state == nullptr || !state->in_ring.load(std::memory_order_acquire)) [[unlikely]] {
+      state = &Register(op);
     }
     state->EnteredOf(op.index).Write(op);
     state->last_use.store(op.enqueue_time.time_since_epoch().count(), std::memory_order_relaxed);
