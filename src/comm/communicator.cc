@@ -394,7 +394,7 @@ alg::Algo Communicator::PickAndCache(const OpDesc& op, uint64_t bytes,
   return algo;
 }
 
-HcclResult Communicator::Enqueue(std::shared_ptr<Communicator> comm, OpDesc&& op,
+HcclResult Communicator::Enqueue(std::shared_ptr<Communicator>&& comm, OpDesc&& op,
                                  rt::Stream* stream, const void* handle) {
   Communicator& self = *comm;
   if (self.destroyed_.load()) return HCCL_E_PARA;

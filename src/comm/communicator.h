@@ -74,8 +74,8 @@ class Communicator : public std::enable_shared_from_this<Communicator> {
   // Queues the op on `stream`; returns once queued. HCCL_E_PARA after Destroy. The op's task
   // keeps the communicator alive with `comm`, the caller's reference moved in (another one, from
   // shared_from_this, would cost an atomic compare-exchange per op).
-  static HcclResult Enqueue(std::shared_ptr<Communicator> comm, OpDesc&& op, rt::Stream* stream,
-                            const void* handle);
+  static HcclResult Enqueue(std::shared_ptr<Communicator>&& comm, OpDesc&& op,
+                            rt::Stream* stream, const void* handle);
   // HcclCommDestroy. Idempotent.
   void Destroy();
   // First error of any op so far (HCCL_SUCCESS when none): HcclGetCommAsyncError.
