@@ -786,7 +786,7 @@ aclError Communicator::Execute(const OpDesc& op, const OpRecord& record, alg::Al
     return fail_transfer(pe, pe.code);
   };
   FingerprintHeader* fingerprint = nullptr;
-  std::optional<P2pHeader> p2p;
+  P2pHeader* p2p = nullptr;
   if (size() > 1 && IsCheckedOp(op.type)) {
     fingerprint = &fingerprint_;
     fingerprint->Reset(MakeFingerprint(op, record.index, ++coll_seq_, rank()), rank(), size(),
@@ -802,7 +802,8 @@ aclError Communicator::Execute(const OpDesc& op, const OpRecord& record, alg::Al
       group.header = fingerprint->header();
     }
   } else if (size() > 1 && IsP2pOp(op.type)) {
-    p2p.emplace(op, record.index, rank(), size(), report);
+    p2p = &p2p_;
+    p2p->Reset(op, record.index, rank(), size(), report);
     group.header = p2p->header();
   }
 

@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cstring>
 
 #include "common/dtype.h"
@@ -412,9 +413,21 @@ bool CompareP2p(const P2pFingerprint& mine, const P2pFingerprint& theirs, Mismat
   return true;
 }
 
-P2pHeader::P2pHeader(const OpDesc& op, uint64_t index, uint32_t rank, uint32_t size,
-                     bool report)
-    : mine_(size), report_(report) {
+P2pHeader::P2pHeader(const OpDesc& op, uint64_t index, uint32_t rank, uint32_t size, bool report) {
+  Reset(op, index, rank, size, report);
+}
+
+void P2pHeader::Reset(const OpDesc& op, uint64_t index, uint32_t rank, uint32_t size, bool report) {
+  report_ = report;
+  if (mine_.size() != size) {
+    mine_.assign(size, P2pFingerprint{});
+  } else {
+    for (uint32_t peer : peers_) mine_[peer] = P2pFingerprint{};  // only the last op's are set
+  }
+  peers_.clear();
+  header_ = alg::OpHeader{};
+  // Only a mismatch writes it (a held one leaves it cleared).
+  if (result_.mismatch || !result_.hccl.empty()) result_ = ConsistencyResult{};
   for (const alg::P2pItem& it : op.items) {
     if (it.peer >= size || it.peer == rank) continue;
     P2pFingerprint& fp = mine_[it.peer];
@@ -437,7 +450,11 @@ P2pHeader::P2pHeader(const OpDesc& op, uint64_t index, uint32_t rank, uint32_t s
     h = Fnv32(Fnv32(h, it.count), static_cast<uint64_t>(it.type));
   }
   if (peers_.empty()) return;
-  arrived_.reset(new bool[peers_.size()]());
+  if (arrived_size_ < peers_.size()) {
+    arrived_size_ = peers_.size();
+    arrived_.reset(new bool[arrived_size_]);
+  }
+  std::fill_n(arrived_.get(), peers_.size(), false);
   header_.mine = mine_.data();
   header_.mine_stride = sizeof(P2pFingerprint);
   header_.bytes = sizeof(P2pFingerprint);

@@ -160,6 +160,10 @@ class FingerprintHeader {
 class P2pHeader {
  public:
   P2pHeader(const OpDesc& op, uint64_t index, uint32_t rank, uint32_t size, bool report = true);
+  P2pHeader() = default;
+  // Starts over for the next op, as if constructed anew: one object serves every p2p op of a
+  // communicator, and its vectors keep their capacity (an op allocates nothing).
+  void Reset(const OpDesc& op, uint64_t index, uint32_t rank, uint32_t size, bool report = true);
   P2pHeader(const P2pHeader&) = delete;
   P2pHeader& operator=(const P2pHeader&) = delete;
 
@@ -171,7 +175,8 @@ class P2pHeader {
 
   std::vector<P2pFingerprint> mine_;  // indexed by member; only the peers' are filled
   std::vector<uint32_t> peers_;
-  std::unique_ptr<bool[]> arrived_;
+  std::unique_ptr<bool[]> arrived_;  // arrived_size_ flags, the first peers_.size() in use
+  size_t arrived_size_ = 0;
   alg::OpHeader header_;
   ConsistencyResult result_;
   bool report_ = true;

@@ -133,6 +133,32 @@ TEST(P2pConsistency, CheckOffHoldsInsteadOfFailing) {
   EXPECT_FALSE(*b.header()->arrived_flag(0));
 }
 
+// One header object serves a communicator's p2p ops one after another: after a mismatch with
+// one peer, the next op (another peer, other items) starts clean, as a new object would.
+TEST(P2pConsistency, ResetStartsOverForTheNextOp) {
+  P2pHeader a(P2p(OpType::kSend, {Item(true, 256, HCCL_DATA_TYPE_FP32, 1)}), 2, 0, 3);
+  P2pHeader b(P2p(OpType::kRecv, {Item(false, 512, HCCL_DATA_TYPE_FP32, 0)}), 2, 1, 3);
+  EXPECT_EQ(Deliver(a, 1, b, 0), HeadVerdict::kFail);
+  ASSERT_TRUE(a.result().mismatch);
+  a.Reset(P2p(OpType::kBatchSendRecv,
+              {Item(true, 8, HCCL_DATA_TYPE_INT32, 2), Item(false, 8, HCCL_DATA_TYPE_INT32, 2)}),
+          3, 0, 3);
+  P2pHeader c(P2p(OpType::kBatchSendRecv, {Item(false, 8, HCCL_DATA_TYPE_INT32, 0),
+                                           Item(true, 8, HCCL_DATA_TYPE_INT32, 0)}),
+              3, 2, 3);
+  ASSERT_NE(a.header(), nullptr);
+  EXPECT_EQ(a.header()->npeers, 1u);
+  EXPECT_EQ(a.header()->peer(0), 2u);
+  EXPECT_FALSE(a.result().mismatch);
+  EXPECT_TRUE(a.result().local_desc.empty());
+  EXPECT_FALSE(*a.header()->arrived_flag(0));
+  // Rank 1 is no peer of this op: whatever it sends is held, never taken.
+  EXPECT_EQ(Deliver(a, 1, b, 0), HeadVerdict::kHold);
+  EXPECT_EQ(Deliver(a, 2, c, 0), HeadVerdict::kAccept);
+  EXPECT_TRUE(*a.header()->arrived_flag(0));
+  EXPECT_FALSE(a.result().mismatch);
+}
+
 TEST(P2pConsistency, NoRemotePeerNoHeader) {
   P2pHeader a(P2p(OpType::kBatchSendRecv,
                   {Item(true, 4, HCCL_DATA_TYPE_FP32, 0), Item(false, 4, HCCL_DATA_TYPE_FP32, 0)}),
