@@ -58,6 +58,13 @@ struct OpHeader {
   const void* mine_for(uint32_t member) const {
     return static_cast<const char*>(mine) + member * mine_stride;
   }
+  // Clears what an op changed (arrived, passed, exchanged), for the next op of the same peers:
+  // a layer above that keeps one header per communicator need not rebuild it.
+  void StartOver() {
+    arrived[0] = arrived[1] = false;
+    passed = false;
+    exchanged = false;
+  }
 };
 
 // Task-level tracking (HCCL_DIAGNOSE_ENABLE=1): every transfer an op ran, as HCCL caches the

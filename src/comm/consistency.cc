@@ -135,14 +135,6 @@ void SetCollectiveMismatch(const OpFingerprint& mine, const OpFingerprint& their
 
 }  // namespace
 
-bool IsP2pOp(OpType type) {
-  return type == OpType::kSend || type == OpType::kRecv || type == OpType::kBatchSendRecv;
-}
-
-bool IsCheckedOp(OpType type) {
-  return !IsP2pOp(type);
-}
-
 OpFingerprint MakeFingerprint(const OpDesc& op, uint64_t index, uint64_t coll_seq, uint32_t rank) {
   OpFingerprint fp;
   fp.magic = kMagic;
@@ -253,9 +245,16 @@ void FingerprintHeader::Reset(const OpFingerprint& mine, uint32_t rank, uint32_t
   mine_ = mine;
   report_ = report;
   got_[0] = got_[1] = false;
+  if (result_.mismatch) result_ = ConsistencyResult{};  // only a mismatch writes it
+  // The neighbours depend on (rank, size) alone: the next op of a communicator keeps them.
+  if (header_.npeers > 0 && rank == rank_ && size == size_) {
+    header_.StartOver();
+    return;
+  }
+  rank_ = rank;
+  size_ = size;
   peer_rank_[0] = peer_rank_[1] = 0;
   header_ = alg::OpHeader{};
-  if (result_.mismatch) result_ = ConsistencyResult{};  // only a mismatch writes it
   if (size <= 1) return;
   peer_rank_[0] = (rank + size - 1) % size;
   peer_rank_[1] = (rank + 1) % size;

@@ -83,8 +83,12 @@ static_assert(offsetof(P2pFingerprint, type) == offsetof(OpFingerprint, type),
               "the op type at one offset in both headers");
 
 // Whether an op takes part in the collective check (collectives: yes; p2p: no, see IsP2pOp).
-bool IsCheckedOp(OpType type);
-bool IsP2pOp(OpType type);
+inline bool IsP2pOp(OpType type) {
+  return type == OpType::kSend || type == OpType::kRecv || type == OpType::kBatchSendRecv;
+}
+inline bool IsCheckedOp(OpType type) {
+  return !IsP2pOp(type);
+}
 OpFingerprint MakeFingerprint(const OpDesc& op, uint64_t index, uint64_t coll_seq, uint32_t rank);
 // "AllReduce count[256] dataType[float32] reduceType[sum] index[21] collective[21]".
 std::string DescribeFingerprint(const OpFingerprint& fp);
@@ -148,6 +152,7 @@ class FingerprintHeader {
   OpFingerprint mine_;
   OpFingerprint theirs_[2]{};  // [0] from prev, [1] from next
   uint32_t peer_rank_[2] = {0, 0};
+  uint32_t rank_ = 0, size_ = 0;  // what peer_rank_ and header_'s peers were made for
   bool got_[2] = {false, false};
   alg::OpHeader header_;
   ConsistencyResult result_;

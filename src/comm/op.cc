@@ -59,13 +59,4 @@ uint32_t HcclCmdType(OpType type) {
   return 0;
 }
 
-bool OpHasReduce(OpType type) {
-  return type == OpType::kAllReduce || type == OpType::kReduceScatter ||
-         type == OpType::kReduceScatterV || type == OpType::kReduce;
-}
-
-bool OpHasRoot(OpType type) {
-  return type == OpType::kBroadcast || type == OpType::kReduce || type == OpType::kScatter;
-}
-
 }  // namespace vigil::comm

@@ -39,8 +39,14 @@ std::string_view OpTypeName(OpType type);
 // BatchSendRecv 13, AllGatherV 16, ReduceScatterV 17), as its "CMD information cmdType" line
 // prints it; 0 (HCCL_CMD_INVALID) for Barrier, which HCCL has no command of its own for.
 uint32_t HcclCmdType(OpType type);
-bool OpHasReduce(OpType type);
-bool OpHasRoot(OpType type);
+// Inline: every op's fingerprint asks (comm/consistency.h).
+inline bool OpHasReduce(OpType type) {
+  return type == OpType::kAllReduce || type == OpType::kReduceScatter ||
+         type == OpType::kReduceScatterV || type == OpType::kReduce;
+}
+inline bool OpHasRoot(OpType type) {
+  return type == OpType::kBroadcast || type == OpType::kReduce || type == OpType::kScatter;
+}
 
 // The per-rank counts of the V ops and AlltoAll(V/VC) (elements, one per rank).
 struct OpLists {
