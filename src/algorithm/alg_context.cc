@@ -200,10 +200,10 @@ void Ctx::AttachHeader() {
   for (size_t i = 0; i < algorithm_xfers; ++i) {
     transport::Xfer& x = xfers_[i];
     const uint32_t peer = x.hook_arg;  // the member index (Send/Recv)
-    const int k = neighbour(peer);
     if (x.send) {
       const size_t eager = x.link->eager_bytes();
       if (eager < x.bytes) {
+        const int k = neighbour(peer);
         x.gate = k >= 0 ? h.arrived_flag(k) : &h.passed;
         x.eager = eager;
       }
@@ -238,12 +238,24 @@ void Ctx::AttachHeader() {
 }
 
 void Ctx::SendsFirst() {
+  const size_t n = xfers_.size();
   size_t w = 0;
-  for (size_t i = 0; i < xfers_.size(); ++i) {
-    if (!xfers_[i].send) continue;
-    if (i != w) std::rotate(xfers_.begin() + w, xfers_.begin() + i, xfers_.begin() + i + 1);
-    ++w;
+  while (w < n && xfers_[w].send) ++w;  // sends already in front stay
+  size_t i = w;
+  while (i < n && !xfers_[i].send) ++i;
+  if (i == n) return;  // no send behind a receive: nothing moves
+  // A stable partition: each transfer is copied at most twice (rotating each send forward
+  // moved every receive ahead of it once per send).
+  std::vector<transport::Xfer>& recvs = storage_->recvs;
+  recvs.assign(xfers_.begin() + w, xfers_.begin() + i);
+  for (; i < n; ++i) {
+    if (xfers_[i].send) {
+      xfers_[w++] = xfers_[i];
+    } else {
+      recvs.push_back(xfers_[i]);
+    }
   }
+  std::copy(recvs.begin(), recvs.end(), xfers_.begin() + w);
 }
 
 HcclResult Ctx::Copy(void* dst, const void* src, size_t bytes) {

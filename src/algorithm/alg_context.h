@@ -123,6 +123,7 @@ class Ctx {
   // on the thread uses its own (own_).
   struct Storage {
     std::vector<transport::Xfer> xfers;
+    std::vector<transport::Xfer> recvs;  // SendsFirst's
     std::vector<uint8_t> hdr_sent, hdr_recv;
     std::vector<char> theirs;
     bool lent = false;

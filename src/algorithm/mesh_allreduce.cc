@@ -28,10 +28,13 @@ HcclResult OneShotAllReduce(Ctx& c, const char* send, char* recv, uint64_t count
     if (hr != HCCL_SUCCESS) return hr;
     own = c.Slot(r);
   }
+  // Sends posted before receives, the order the op's first Flush puts them in (Ctx::SendsFirst):
+  // nothing to reorder.
   for (uint32_t j = 0; j < p; ++j) {
-    if (j == r) continue;
-    c.Send(j, send, bytes);
-    c.Recv(j, c.Slot(j), bytes);
+    if (j != r) c.Send(j, send, bytes);
+  }
+  for (uint32_t j = 0; j < p; ++j) {
+    if (j != r) c.Recv(j, c.Slot(j), bytes);
   }
   HcclResult hr = c.Flush();
   if (hr != HCCL_SUCCESS) return hr;
