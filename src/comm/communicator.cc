@@ -694,10 +694,16 @@ aclError Communicator::Execute(const OpDesc& op, const OpRecord& record, alg::Al
   } loan{group_links_, group.links};
   group.links.swap(group_links_);
   // A rank, once linked, keeps its link for the transport's life (never replaced or removed
-  // before the transport goes): only the ranks not linked yet are looked up (a lock each).
-  if (group.links.size() != size()) group.links.assign(size(), nullptr);
-  for (uint32_t r = 0; r < size(); ++r) {
-    if (r != rank() && group.links[r] == nullptr) group.links[r] = transport_->link(r);
+  // before the transport goes): only the ranks not linked yet are looked up (a lock each), and
+  // none once every one is.
+  if (!group_links_complete_) {
+    if (group.links.size() != size()) group.links.assign(size(), nullptr);
+    bool complete = true;
+    for (uint32_t r = 0; r < size(); ++r) {
+      if (r != rank() && group.links[r] == nullptr) group.links[r] = transport_->link(r);
+      if (r != rank() && group.links[r] == nullptr) complete = false;
+    }
+    group_links_complete_ = complete;
   }
   group.wait.spin = spin_wait_;
   const uint32_t exec_timeout = options_.exec_timeout_s;

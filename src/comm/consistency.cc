@@ -269,20 +269,21 @@ void FingerprintHeader::Reset(const OpFingerprint& mine, uint32_t rank, uint32_t
 transport::HeadVerdict FingerprintHeader::OnHead(void* ctx, uint32_t peer, const void* head) {
   using transport::HeadVerdict;
   auto* self = static_cast<FingerprintHeader*>(ctx);
-  OpFingerprint theirs;
-  std::memcpy(&theirs, head, sizeof(theirs));
-  const bool same = SameOp(self->mine_, theirs);
-  // The check is off: no report, but another op's data is never taken either.
-  if (!same && !self->report_) return HeadVerdict::kHold;
   const uint32_t n = self->header_.npeers;
   int k = -1;
   for (uint32_t i = 0; i < n; ++i) {
     if (self->peer_rank_[i] == peer) k = static_cast<int>(i);
   }
+  // A neighbour's header is kept (a report names it later), another member's only compared.
+  OpFingerprint other;
+  OpFingerprint& theirs = k >= 0 ? self->theirs_[k] : other;
+  std::memcpy(&theirs, head, sizeof(theirs));
+  const bool same = SameOp(self->mine_, theirs);
+  // The check is off: no report, but another op's data is never taken either.
+  if (!same && !self->report_) return HeadVerdict::kHold;
   // Another member's data of a different op is never taken; its own neighbours report it and
   // close their links, and this rank follows them.
   if (k < 0) return same ? HeadVerdict::kAccept : HeadVerdict::kHold;
-  self->theirs_[k] = theirs;
   self->got_[k] = true;
   if (same) self->header_.arrived[k] = true;
   // Report only once both neighbours' have arrived, prev first, as the separate exchange
