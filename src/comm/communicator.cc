@@ -107,6 +107,23 @@ void UserBuffers(const OpDesc& op, uint32_t rank, uint32_t nranks, std::vector<B
   }
 }
 
+// Ops whose user buffers follow from BufferKey's fields alone (UserBuffers; the others have
+// per-rank counts or items).
+bool KeyedBuffers(OpType type) {
+  switch (type) {
+    case OpType::kAllReduce:
+    case OpType::kBroadcast:
+    case OpType::kAllGather:
+    case OpType::kReduceScatter:
+    case OpType::kReduce:
+    case OpType::kScatter:
+    case OpType::kBarrier:
+      return true;
+    default:
+      return false;
+  }
+}
+
 bool SameRanges(const std::vector<BufferUse>& a, const std::vector<BufferUse>& b) {
   if (a.size() != b.size()) return false;
   for (size_t i = 0; i < a.size(); ++i) {
@@ -452,9 +469,7 @@ HcclResult Communicator::EnsureLinks(const OpDesc& op, alg::Algo algo, const std
       static_cast<int>(OpType::kBarrier) * 8 + static_cast<int>(alg::Algo::kHierarchical) < 128,
       "established_bits_ holds every (op type, algorithm) pair");
   const unsigned bit = static_cast<unsigned>(op.type) * 8 + static_cast<unsigned>(algo);
-  if ((established_bits_[bit / 64].load(std::memory_order_acquire) >> (bit % 64)) & 1) {
-    return HCCL_SUCCESS;
-  }
+  if (Linked(op.type, algo)) return HCCL_SUCCESS;
   std::vector<transport::Endpoint> peers;
   if (op.type == OpType::kSend || op.type == OpType::kRecv || op.type == OpType::kBatchSendRecv) {
     std::set<uint32_t> wanted;
@@ -619,10 +634,15 @@ aclError Communicator::Execute(const OpDesc& op, const OpRecord& record, alg::Al
   // The map's generation before the op's buffers are checked: while it holds, the algorithm's
   // guards need not look them up again (Group::ranges_checked_at).
   const uint64_t checked_at = rt::DeviceMemory::Instance().Generation();
-  UserBuffers(op, rank(), size(), &uses_);
   // The same buffers as the op checked last, with the map unchanged since: they and the CCL
-  // buffer are still live or host, and nothing needs looking up.
-  const bool unchanged = checked_at == checked_at_ && SameRanges(uses_, checked_uses_);
+  // buffer are still live or host, and nothing needs looking up. An op with the same key as that
+  // op (same shape and pointers) need not even list its buffers.
+  const BufferKey key{op.type, op.send, op.recv, op.count, op.dtype, op.root};
+  bool unchanged = checked_at == checked_at_ && key == checked_key_;
+  if (!unchanged) {
+    UserBuffers(op, rank(), size(), &uses_);
+    unchanged = checked_at == checked_at_ && SameRanges(uses_, checked_uses_);
+  }
   // Every op stages through the CCL buffer first, as on a device: after HcclCommDestroy this
   // copy hits the freed buffer (EI0012), whatever the algorithm would do next.
   rt::CopyFault fault;
@@ -660,6 +680,7 @@ aclError Communicator::Execute(const OpDesc& op, const OpRecord& record, alg::Al
     }
     checked_at_ = checked_at;
     checked_uses_ = uses_;  // no allocation once it has held as many buffers
+    checked_key_ = KeyedBuffers(op.type) ? key : BufferKey{};
   }
 
   if (links_closed_.load()) {
@@ -676,7 +697,8 @@ aclError Communicator::Execute(const OpDesc& op, const OpRecord& record, alg::Al
   }
 
   bool connected = false;
-  if (size() > 1 && EnsureLinks(op, algo, record.tag(), &failure, &connected) != HCCL_SUCCESS) {
+  if (size() > 1 && !Linked(op.type, algo) &&
+      EnsureLinks(op, algo, record.tag(), &failure, &connected) != HCCL_SUCCESS) {
     return fail(failure.kind, failure.code);
   }
   // Link establishment (the first op of an algorithm) is not execution: the deadline counts

@@ -52,6 +52,18 @@ struct BufferUse {
   const char* name;  // "input", "output", ...
 };
 
+// What the user buffers of most ops follow from (those without per-rank counts or items). The
+// default key is a Barrier's, which has none.
+struct BufferKey {
+  OpType type = OpType::kBarrier;
+  const void* send = nullptr;
+  const void* recv = nullptr;
+  uint64_t count = 0;
+  HcclDataType dtype = HCCL_DATA_TYPE_FP32;
+  uint32_t root = 0;
+  bool operator==(const BufferKey&) const = default;
+};
+
 class Communicator : public std::enable_shared_from_this<Communicator> {
  public:
   static HcclResult Create(const CommOptions& options, std::shared_ptr<Communicator>* out,
@@ -103,6 +115,12 @@ class Communicator : public std::enable_shared_from_this<Communicator> {
   alg::Algo CachedAlgorithm(const OpDesc& op, alg::HierPlan* plan) const;
   alg::Algo PickAndCache(const OpDesc& op, uint64_t bytes, alg::HierPlan* plan) const;
   std::string AlgTypeString(alg::Algo algo, const alg::HierPlan& plan) const;
+  // Whether (op type, algorithm) has its links already (a collective's, once linked): every op
+  // asks, so the answer is inline and the linking itself (EnsureLinks) out of line.
+  bool Linked(OpType type, alg::Algo algo) const {
+    const unsigned bit = static_cast<unsigned>(type) * 8 + static_cast<unsigned>(algo);
+    return (established_bits_[bit / 64].load(std::memory_order_acquire) >> (bit % 64)) & 1;
+  }
   // *connected: set when it had to connect (the op's start time is then stale).
   HcclResult EnsureLinks(const OpDesc& op, alg::Algo algo, const std::string& tag,
                          OpFailure* failure, bool* connected);
@@ -173,6 +191,7 @@ class Communicator : public std::enable_shared_from_this<Communicator> {
   std::vector<BufferUse> uses_;
   std::vector<BufferUse> checked_uses_;
   uint64_t checked_at_ = 0;
+  BufferKey checked_key_;  // that op's key, when its buffers follow from it (else none)
   // The group's link table, reused by every op (under exec_mu_) instead of allocated per op,
   // and whether it holds a link to every other rank (then no op looks any up).
   std::vector<transport::Link*> group_links_;
