@@ -95,19 +95,6 @@ uint64_t Ctx::PieceElems(uint32_t slots) const {
   return elems;
 }
 
-transport::Link* Ctx::LinkTo(uint32_t peer) {
-  transport::Link* link = peer < g_.links.size() ? g_.links[peer] : nullptr;
-  if (link == nullptr && bad_peer_ == UINT32_MAX) bad_peer_ = peer;
-  return link;
-}
-
-void Ctx::Send(uint32_t peer, const void* buf, size_t bytes) {
-  if (bytes == 0) return;
-  xfers_.push_back({LinkTo(peer), true, const_cast<void*>(buf), bytes});
-  xfers_.back().hook_arg = peer;
-  xfers_.back().lend = lend_;
-}
-
 bool Ctx::AllLinksShm() const {
   for (uint32_t j = 0; j < g_.size; ++j) {
     if (j == g_.rank) continue;
@@ -124,12 +111,6 @@ bool Ctx::AllLinksLend(size_t bytes) const {
     if (link == nullptr || !link->lends(bytes)) return false;
   }
   return true;
-}
-
-void Ctx::Recv(uint32_t peer, void* buf, size_t bytes) {
-  if (bytes == 0) return;
-  xfers_.push_back({LinkTo(peer), false, buf, bytes});
-  xfers_.back().hook_arg = peer;
 }
 
 HcclResult Ctx::Flush() {

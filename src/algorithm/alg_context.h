@@ -59,9 +59,26 @@ class Ctx {
   char* Slot(uint32_t i) const { return static_cast<char*>(scratch_.base) + i * slot_bytes_; }
 
   // Posts a transfer for the next Flush (zero bytes: nothing). At most one send and one recv
-  // per peer between Flushes, so no link carries two streams at once.
-  void Send(uint32_t peer, const void* buf, size_t bytes);
-  void Recv(uint32_t peer, void* buf, size_t bytes);
+  // per peer between Flushes, so no link carries two streams at once. Inline, as LinkTo: an
+  // algorithm posts a few per peer and op.
+  void Send(uint32_t peer, const void* buf, size_t bytes) {
+    if (bytes == 0) return;
+    transport::Xfer& x = xfers_.emplace_back();
+    x.link = LinkTo(peer);
+    x.send = true;
+    x.buf = const_cast<void*>(buf);
+    x.bytes = bytes;
+    x.hook_arg = peer;
+    x.lend = lend_;
+  }
+  void Recv(uint32_t peer, void* buf, size_t bytes) {
+    if (bytes == 0) return;
+    transport::Xfer& x = xfers_.emplace_back();
+    x.link = LinkTo(peer);
+    x.buf = buf;
+    x.bytes = bytes;
+    x.hook_arg = peer;
+  }
   // From now on sends may be lent (transport::Xfer::lend: the peer reads them in place, one
   // copy instead of two on shm). Only for algorithms whose every Flush pairs each send with
   // the peer's receive in its same Flush, since a lent send completes only as it is read.
@@ -95,7 +112,11 @@ class Ctx {
   AlgResult* result() { return result_; }
 
  private:
-  transport::Link* LinkTo(uint32_t peer);
+  transport::Link* LinkTo(uint32_t peer) {
+    transport::Link* link = peer < g_.links.size() ? g_.links[peer] : nullptr;
+    if (link == nullptr && bad_peer_ == UINT32_MAX) bad_peer_ = peer;
+    return link;
+  }
   // Puts the group's op header on the transfers of this Flush that need it (see OpHeader).
   void AttachHeader();
   // Appends this Flush's transfers to the group's task log (HCCL_DIAGNOSE_ENABLE=1).
