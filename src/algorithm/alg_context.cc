@@ -9,6 +9,20 @@
 
 namespace vigil::alg::detail {
 
+// Inline (every op's Ctx borrows): a member function of a shared library is called through the
+// PLT, never inlined, unless it is.
+inline Ctx::Storage& Ctx::Spare() {
+  thread_local Storage spare;
+  return TlsOnce(spare);
+}
+
+inline Ctx::Storage* Ctx::Borrow(Storage* own) {
+  Storage& spare = Spare();
+  if (spare.lent) return own;
+  spare.lent = true;
+  return &spare;
+}
+
 Ctx::Ctx(Group& g, Scratch scratch, AlgResult* result, HcclDataType type, HcclReduceOp op)
     : g_(g),
       scratch_(scratch),
@@ -45,18 +59,6 @@ Ctx::~Ctx() {
   hdr_recv_.clear();
   // theirs_ keeps its size: it is only ever received into (resizing it zeroed it every op).
   if (storage_ != &own_) storage_->lent = false;
-}
-
-Ctx::Storage* Ctx::Borrow(Storage* own) {
-  Storage& spare = Spare();
-  if (spare.lent) return own;
-  spare.lent = true;
-  return &spare;
-}
-
-Ctx::Storage& Ctx::Spare() {
-  thread_local Storage spare;
-  return TlsOnce(spare);
 }
 
 HcclResult Ctx::Begin(bool reduces) {
