@@ -705,16 +705,11 @@ aclError Communicator::Execute(const OpDesc& op, const OpRecord& record, alg::Al
   // from its end, as before.
   if (connected) start = SteadyClock::now();
 
-  alg::Group group;
+  // The comm's group, reused by every op (we hold exec_mu_): what differs per op is set below.
+  alg::Group& group = group_;
   group.rank = rank();
   group.size = size();
-  // The comm's link table lends its storage to the group for this op (we hold exec_mu_).
-  struct LinksLoan {
-    std::vector<transport::Link*>& home;
-    std::vector<transport::Link*>& group;
-    ~LinksLoan() { home.swap(group); }
-  } loan{group_links_, group.links};
-  group.links.swap(group_links_);
+  group.header = nullptr;
   // A rank, once linked, keeps its link for the transport's life (never replaced or removed
   // before the transport goes): only the ranks not linked yet are looked up (a lock each), and
   // none once every one is.

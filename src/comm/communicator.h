@@ -192,9 +192,10 @@ class Communicator : public std::enable_shared_from_this<Communicator> {
   std::vector<BufferUse> checked_uses_;
   uint64_t checked_at_ = 0;
   BufferKey checked_key_;  // that op's key, when its buffers follow from it (else none)
-  // The group's link table, reused by every op (under exec_mu_) instead of allocated per op,
-  // and whether it holds a link to every other rank (then no op looks any up).
-  std::vector<transport::Link*> group_links_;
+  // The group the algorithms run over, reused by every op (under exec_mu_): its link table is
+  // not allocated per op. Whether that table holds a link to every other rank (then no op looks
+  // any up).
+  alg::Group group_;
   bool group_links_complete_ = false;
   // transport::WaitPolicy::spin: off when this host runs more of the comm's ranks than it has
   // cores (the peer we wait for then usually needs our core).
