@@ -32,6 +32,22 @@ namespace {
 constexpr size_t kMaxComms = 64;      // least recently used comms beyond this are dropped
 constexpr int kMaxFailureDumps = 16;  // after a failure every later op may fail too
 
+// A seqlock read of a slot whose writers make `version` odd while they write: `load` copies the
+// fields (relaxed) into a View, retried until the same even version shows on both sides of it.
+// A writer that keeps the slot busy for 1000 tries leaves an empty View (the slot is skipped).
+template <typename View, typename Load>
+View SeqlockRead(const std::atomic<uint32_t>& version, Load&& load) {
+  for (int attempt = 0; attempt < 1000; ++attempt) {
+    const uint32_t before = version.load(std::memory_order_acquire);
+    if (before % 2 != 0) continue;
+    View v;
+    load(v);
+    std::atomic_thread_fence(std::memory_order_acquire);
+    if (version.load(std::memory_order_relaxed) == before) return v;
+  }
+  return View{};
+}
+
 // Start, end and result of op `index`: one per op index modulo kFlightOpsPerComm, per
 // communicator (CommInfo), written by the stream worker that runs the op without the
 // recorder's lock (ops of a communicator run one at a time), read by dumps. A seqlock: version
@@ -49,19 +65,13 @@ struct Progress {
     SteadyClock::rep start = 0, leave = 0;
     int32_t result = 0;
   };
-  View Read() const {
-    View v;
-    for (int attempt = 0; attempt < 1000; ++attempt) {
-      const uint32_t before = version.load(std::memory_order_acquire);
-      if (before % 2 != 0) continue;
+  View Read() const {  // empty when a writer kept it busy: the op reads as not started
+    return SeqlockRead<View>(version, [this](View& v) {
       v.index = index.load(std::memory_order_relaxed);
       v.start = start.load(std::memory_order_relaxed);
       v.leave = leave.load(std::memory_order_relaxed);
       v.result = result.load(std::memory_order_relaxed);
-      std::atomic_thread_fence(std::memory_order_acquire);
-      if (version.load(std::memory_order_relaxed) == before) return v;
-    }
-    return View{};  // a writer kept it busy: report the op as not started
+    });
   }
   template <typename Fn>
   void Write(Fn&& fn) {
@@ -119,21 +129,15 @@ struct Entered {
     index.store(0, std::memory_order_relaxed);
     Release();
   }
-  View Read() const {
-    View v;
-    for (int attempt = 0; attempt < 1000; ++attempt) {
-      const uint32_t before = version.load(std::memory_order_acquire);
-      if (before % 2 != 0) continue;
+  View Read() const {  // empty when a writer kept it busy: left out of the dump
+    return SeqlockRead<View>(version, [this](View& v) {
       v.index = index.load(std::memory_order_relaxed);
       v.count = count.load(std::memory_order_relaxed);
       v.enter = enter.load(std::memory_order_relaxed);
       v.kind = kind.load(std::memory_order_relaxed);
       v.where = where.load(std::memory_order_relaxed);
       v.task_id = task_id.load(std::memory_order_relaxed);
-      std::atomic_thread_fence(std::memory_order_acquire);
-      if (version.load(std::memory_order_relaxed) == before) return v;
-    }
-    return View{};  // a writer kept it busy: left out of the dump
+    });
   }
 
  private:

@@ -41,18 +41,18 @@ struct VmaId {
 
 struct LiveAlloc {
   size_t size;
-  size_t map_len;   // mapped length (size rounded up to pages); 0 for registered memory
+  size_t map_len;  // mapped length (size rounded up to pages); 0 for registered memory
   int32_t device;
   std::string purpose;
 };
 
 struct FreedAlloc {
   size_t size;
-  size_t map_len;   // > 0: we still hold the PROT_NONE reservation and must munmap it
+  size_t map_len;  // > 0: we still hold the PROT_NONE reservation and must munmap it
   int32_t device;
   std::string purpose;
-  uint64_t seq;     // matches freed_order entries (stale ones are skipped)
-  VmaId vma{};      // unregistered memory: the caller's mapping at Unregister time
+  uint64_t seq;  // matches freed_order entries (stale ones are skipped)
+  VmaId vma{};   // unregistered memory: the caller's mapping at Unregister time
 };
 
 size_t PageSize() {
@@ -240,6 +240,27 @@ struct DeviceMemory::Impl {
     t.claimed = true;
     t.busy = m.ClaimReaderSlot();
   }
+  // This thread's reader slot, claimed on first use; false when none was free (the thread
+  // always takes the lock then).
+  static bool HasSlot(Impl& m, ThreadState& t) {
+    if (t.busy == nullptr) {
+      if (t.claimed) return false;
+      ClaimFor(m, t);
+    }
+    return t.busy != nullptr;
+  }
+  // Publishes the thread's busy flag for a copy checked under generation gen, or gives it back
+  // and returns nullptr (the lock decides instead): a writer that started before the flag shows
+  // in `writing` (seq_cst both ways), and one that finished since gen was read moved live_gen.
+  static std::atomic<uint32_t>* Publish(Impl& m, ThreadState& t, uint64_t gen) {
+    t.busy->store(1, std::memory_order_seq_cst);
+    if (m.writing.load(std::memory_order_seq_cst) != 0 ||
+        m.live_gen.load(std::memory_order_relaxed) != gen) {
+      t.busy->store(0, std::memory_order_release);
+      return nullptr;
+    }
+    return t.busy;
+  }
 
   // What this thread remembers of [p, p+n) under generation gen: kLive, kOverflow or kHost
   // (*hit: the range remembered), or kFreed meaning "not known here: look it up".
@@ -325,10 +346,14 @@ inline __attribute__((always_inline)) DeviceMemory::Impl& Map() {
 
 const char* AddrStateName(AddrState state) {
   switch (state) {
-    case AddrState::kHost: return "host";
-    case AddrState::kLive: return "live";
-    case AddrState::kFreed: return "freed";
-    case AddrState::kOverflow: return "overflow";
+    case AddrState::kHost:
+      return "host";
+    case AddrState::kLive:
+      return "live";
+    case AddrState::kFreed:
+      return "freed";
+    case AddrState::kOverflow:
+      return "overflow";
   }
   return "unknown";
 }
@@ -336,9 +361,8 @@ const char* AddrStateName(AddrState state) {
 std::string DescribeCopyFault(const CopyFault& fault, const void* dst, const void* src, size_t n) {
   const AddrCheck& c = fault.check;
   const void* side = fault.on_dst ? dst : src;
-  std::string what = c.state == AddrState::kFreed
-                         ? "touches freed memory"
-                         : "runs past the end of its allocation";
+  std::string what =
+      c.state == AddrState::kFreed ? "touches freed memory" : "runs past the end of its allocation";
   return fmt::format(
       "{}[{}] size[{:#x}] {} ({}, base[{:#x}], size[{:#x}], device {}); src[{}] dst[{}]",
       fault.on_dst ? "dst" : "src", side, n, what, c.purpose.empty() ? "device memory" : c.purpose,
@@ -358,7 +382,9 @@ const DeviceMemory::Impl* DeviceMemory::impl() const {
   return const_cast<DeviceMemory*>(this)->impl();
 }
 
-uint64_t DeviceMemory::Budget() const { return Env().device_memory; }
+uint64_t DeviceMemory::Budget() const {
+  return Env().device_memory;
+}
 
 aclError DeviceMemory::Alloc(int32_t device, size_t size, void** out, const std::string& purpose) {
   if (out == nullptr) {
@@ -458,7 +484,8 @@ aclError DeviceMemory::Free(void* ptr) {
   return ACL_SUCCESS;
 }
 
-aclError DeviceMemory::Register(int32_t device, void* ptr, size_t size, const std::string& purpose) {
+aclError DeviceMemory::Register(int32_t device, void* ptr, size_t size,
+                                const std::string& purpose) {
   if (ptr == nullptr || size == 0) {
     VIGIL_RT_FAIL("Register device memory failed: {} (device {}, purpose {}).",
                   ptr == nullptr ? "ptr is nullptr" : "size is 0", device, purpose);
@@ -475,8 +502,10 @@ aclError DeviceMemory::Register(int32_t device, void* ptr, size_t size, const st
     if (EndOf(it->first, std::max(it->second.size, it->second.map_len)) > base) {
       uintptr_t other = it->first;
       lock.unlock();
-      VIGIL_RT_FAIL("Register device memory failed: ptr[{}] size {} overlaps live allocation "
-                    "base[{:#x}] ({}).", ptr, size, other, purpose);
+      VIGIL_RT_FAIL(
+          "Register device memory failed: ptr[{}] size {} overlaps live allocation "
+          "base[{:#x}] ({}).",
+          ptr, size, other, purpose);
       return ACL_ERROR_INVALID_PARAM;
     }
   }
@@ -512,7 +541,8 @@ aclError DeviceMemory::Unregister(void* ptr) {
   m.live_gen.fetch_add(1, std::memory_order_relaxed);
   m.used[a.device] -= a.size;
   // The caller unmaps it; the freed record makes in-flight copies into it fail cleanly.
-  FreedAlloc rec{a.size, 0, a.device, std::move(a.purpose), 0, FindVma(reinterpret_cast<uintptr_t>(ptr))};
+  FreedAlloc rec{
+      a.size, 0, a.device, std::move(a.purpose), 0, FindVma(reinterpret_cast<uintptr_t>(ptr))};
   m.AddFreed(reinterpret_cast<uintptr_t>(ptr), std::move(rec));
   m.EndWrite();
   return ACL_SUCCESS;
@@ -538,8 +568,8 @@ aclError DeviceMemory::UnregisterAndUnmap(void* ptr) {
   const size_t map_len = (a.size + page - 1) / page * page;
   // Atomically swaps the caller's pages for an inaccessible reservation (no window in which
   // another mapping could land there); in-flight copies hold the shared lock, so none is mid-copy.
-  void* r = mmap(ptr, map_len, PROT_NONE, MAP_FIXED | MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE,
-                 -1, 0);
+  void* r =
+      mmap(ptr, map_len, PROT_NONE, MAP_FIXED | MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
   size_t reserved = r == MAP_FAILED ? 0 : map_len;
   if (r == MAP_FAILED) munmap(ptr, map_len);
   m.AddFreed(base, FreedAlloc{a.size, reserved, a.device, std::move(a.purpose), 0, VmaId{}});
@@ -582,11 +612,7 @@ std::atomic<uint32_t>* DeviceMemory::EnterFast(const void* dst, size_t dst_n, co
                                                size_t src_n) const {
   Impl& m = Map();
   Impl::ThreadState& t = Impl::Tls();
-  if (t.busy == nullptr) {
-    if (t.claimed) return nullptr;  // no slot was free: this thread always takes the lock
-    Impl::ClaimFor(m, t);
-    if (t.busy == nullptr) return nullptr;
-  }
+  if (!Impl::HasSlot(m, t)) return nullptr;
   const uint64_t gen = m.live_gen.load(std::memory_order_acquire);
   auto fine = [&](const void* p, size_t n) {
     if (p == nullptr || n == 0) return true;  // as CheckRanges: nothing to check
@@ -594,34 +620,15 @@ std::atomic<uint32_t>* DeviceMemory::EnterFast(const void* dst, size_t dst_n, co
     return s == AddrState::kLive || s == AddrState::kHost;
   };
   if (!fine(dst, dst_n) || !fine(src, src_n)) return nullptr;
-  t.busy->store(1, std::memory_order_seq_cst);
-  // A writer that started before our busy flag shows in `writing` (seq_cst both ways) and one
-  // that finished since we read gen moved it; either way the lock decides instead.
-  if (m.writing.load(std::memory_order_seq_cst) != 0 ||
-      m.live_gen.load(std::memory_order_relaxed) != gen) {
-    t.busy->store(0, std::memory_order_release);
-    return nullptr;
-  }
-  return t.busy;
+  return Impl::Publish(m, t, gen);
 }
 
 std::atomic<uint32_t>* DeviceMemory::EnterAt(uint64_t gen) const {
   Impl& m = Map();
   Impl::ThreadState& t = Impl::Tls();
-  if (t.busy == nullptr) {
-    if (t.claimed) return nullptr;
-    Impl::ClaimFor(m, t);
-    if (t.busy == nullptr) return nullptr;
-  }
+  if (!Impl::HasSlot(m, t)) return nullptr;
   if (m.live_gen.load(std::memory_order_acquire) != gen) return nullptr;
-  t.busy->store(1, std::memory_order_seq_cst);
-  // As EnterFast: a writer at work, or one done since the caller's check, leaves it to the lock.
-  if (m.writing.load(std::memory_order_seq_cst) != 0 ||
-      m.live_gen.load(std::memory_order_relaxed) != gen) {
-    t.busy->store(0, std::memory_order_release);
-    return nullptr;
-  }
-  return t.busy;
+  return Impl::Publish(m, t, gen);
 }
 
 uint64_t DeviceMemory::Generation() const {
