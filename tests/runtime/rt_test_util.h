@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <string>
@@ -24,6 +25,16 @@ inline std::string UseTempLogDir() {
     char tmpl[] = "/tmp/vigil_rt_test_XXXXXX";
     char* made = mkdtemp(tmpl);
     dir = made != nullptr ? made : "/tmp";
+    // ctest runs every test in a process of its own: each would leave its folder behind. Only
+    // the process that made it removes it (a forked child, e.g. a death test's, exits too).
+    static pid_t owner = getpid();
+    if (made != nullptr) {
+      std::atexit([] {
+        if (getpid() != owner) return;
+        std::error_code ec;
+        std::filesystem::remove_all(dir, ec);
+      });
+    }
   }
   setenv("ASCEND_PROCESS_LOG_PATH", dir.c_str(), 1);
   setenv("ASCEND_GLOBAL_LOG_LEVEL", "3", 1);
@@ -53,7 +64,9 @@ inline std::vector<std::string> RuntimeErrorLines() {
   return lines;
 }
 
-inline int CountRuntimeErrors() { return static_cast<int>(RuntimeErrorLines().size()); }
+inline int CountRuntimeErrors() {
+  return static_cast<int>(RuntimeErrorLines().size());
+}
 
 // The last RUNTIME ERROR line, "" when none.
 inline std::string LastRuntimeError() {
