@@ -133,6 +133,37 @@ TEST_F(StreamTest, SynchronizeRunsQueuedTasksOnTheCallingThread) {
   EXPECT_EQ(stream.CompletedTaskId(), 3u);
 }
 
+// While its callers synchronize every task themselves the worker looks less and less often;
+// tasks nobody synchronizes afterwards still start on it, one alone or several queued.
+TEST_F(StreamTest, WorkerThatLooksLessOftenStillTakesUnsynchronizedTasks) {
+  Stream stream(0, std::chrono::milliseconds(1));
+  auto noop = [](std::string*) { return ACL_SUCCESS; };
+  for (int tasks : {1, 2, 5}) {
+    // ~40 handoff times of tasks this thread runs itself: the worker's looks find nothing.
+    const auto until = std::chrono::steady_clock::now() + std::chrono::milliseconds(40);
+    while (std::chrono::steady_clock::now() < until) {
+      stream.Enqueue(TaskType::kKernel, noop);
+      ASSERT_EQ(stream.Synchronize(), ACL_SUCCESS);
+    }
+    std::atomic<int> ran{0};
+    std::atomic<bool> on_caller{false};
+    const std::thread::id caller = std::this_thread::get_id();
+    for (int i = 0; i < tasks; ++i) {
+      stream.Enqueue(TaskType::kKernel, [&](std::string*) {
+        if (std::this_thread::get_id() == caller) on_caller = true;
+        ++ran;
+        return ACL_SUCCESS;
+      });
+    }
+    for (int i = 0; i < 10000 && ran.load() < tasks; ++i) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    }
+    EXPECT_EQ(ran.load(), tasks);
+    EXPECT_FALSE(on_caller.load());
+    ASSERT_EQ(stream.Synchronize(), ACL_SUCCESS);
+  }
+}
+
 TEST_F(StreamTest, ZeroHandoffLeavesEveryTaskToTheWorker) {
   Stream stream(0, std::chrono::microseconds(0));
   std::thread::id ran_on;
