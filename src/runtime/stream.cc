@@ -55,7 +55,8 @@ struct CallbackRegistry {
 };
 
 CallbackRegistry& Callbacks() {
-  static CallbackRegistry* registry = new CallbackRegistry();  // leaked: workers may outlive statics
+  static CallbackRegistry* registry =
+      new CallbackRegistry();  // leaked: workers may outlive statics
   return *registry;
 }
 
@@ -88,14 +89,22 @@ LiveStreams& Live() {
 
 const char* TaskTypeName(TaskType type) {
   switch (type) {
-    case TaskType::kMemcpy: return "Memcpy";
-    case TaskType::kMemset: return "Memset";
-    case TaskType::kNotifyRecord: return "NotifyRecord";
-    case TaskType::kNotifyWait: return "NotifyWait";
-    case TaskType::kEventRecord: return "EventRecord";
-    case TaskType::kEventWait: return "EventWait";
-    case TaskType::kKernel: return "Kernel";
-    case TaskType::kHccl: return "Hccl";
+    case TaskType::kMemcpy:
+      return "Memcpy";
+    case TaskType::kMemset:
+      return "Memset";
+    case TaskType::kNotifyRecord:
+      return "NotifyRecord";
+    case TaskType::kNotifyWait:
+      return "NotifyWait";
+    case TaskType::kEventRecord:
+      return "EventRecord";
+    case TaskType::kEventWait:
+      return "EventWait";
+    case TaskType::kKernel:
+      return "Kernel";
+    case TaskType::kHccl:
+      return "Hccl";
   }
   return "Unknown";
 }
@@ -190,19 +199,19 @@ struct Stream::Impl {
   void RunBatch(Stream& stream, TaskQueue::Chunk* batch);
 
   mutable std::mutex mu;
-  std::condition_variable cv_work;   // worker waits here when it has nothing to take
-  std::condition_variable cv_done;   // Synchronize waits here
-  TaskQueue pending;                 // guarded by mu
+  std::condition_variable cv_work;  // worker waits here when it has nothing to take
+  std::condition_variable cv_done;  // Synchronize waits here
+  TaskQueue pending;                // guarded by mu
   // Id of the last enqueued task: written under mu, read without it by PeekNextTaskId.
   std::atomic<uint32_t> last_id{0};
-  uint32_t taken_upto = 0;           // guarded by mu: last task id an executor took
-  bool executing = false;            // guarded by mu: a thread runs a batch of this stream
-  bool take_now = false;             // guarded by mu: the worker takes what is queued at once
+  uint32_t taken_upto = 0;  // guarded by mu: last task id an executor took
+  bool executing = false;   // guarded by mu: a thread runs a batch of this stream
+  bool take_now = false;    // guarded by mu: the worker takes what is queued at once
   WorkerState worker_state = WorkerState::kAwake;  // guarded by mu
   // guarded by mu: the worker's look is later than the handoff time (Push wakes it when a
   // second task is queued before a Synchronize took the first)
   bool backed_off = false;
-  bool stopping = false;             // guarded by mu
+  bool stopping = false;                 // guarded by mu
   std::chrono::microseconds handoff{0};  // see the file comment; 0 = the worker runs everything
   // The thread running a batch now (the worker or a synchronizing caller): a task that
   // synchronizes its own stream would wait for itself.
@@ -213,7 +222,7 @@ struct Stream::Impl {
   // The lowest task id a Synchronize waits for: the worker wakes waiters only then, not after
   // every task (a wake-up per op costs two context switches on a busy host).
   std::atomic<uint32_t> sync_wake_at{UINT32_MAX};
-  std::atomic<bool> failing{false};    // drop tasks until the next Synchronize
+  std::atomic<bool> failing{false};  // drop tasks until the next Synchronize
   std::thread worker;
 };
 
@@ -227,8 +236,10 @@ std::chrono::microseconds DefaultHandoff() {
     char* end = nullptr;
     const long long v = std::strtoll(env, &end, 10);
     if (*end != '\0' || v < 0 || v > 1000000) {
-      VIGIL_RT_FAIL("VIGIL_STREAM_HANDOFF_US={} is not a number of microseconds in [0, 1000000]; "
-                    "using 500.", env);
+      VIGIL_RT_FAIL(
+          "VIGIL_STREAM_HANDOFF_US={} is not a number of microseconds in [0, 1000000]; "
+          "using 500.",
+          env);
       return std::chrono::microseconds(500);
     }
     return std::chrono::microseconds(v);
@@ -244,7 +255,8 @@ constexpr auto kActiveWindow = std::chrono::milliseconds(50);
 // placement: at one look per 500 us per stream, a blocking 64 B AllReduce of 4 ranks on 2 cores
 // took ~10-20% more wall and CPU time per op. 4 rather than 16 (8 ms): as fast in paired quiet
 // rounds (6.2 vs 6.9 us per op, -z 1, 8 rounds), and a lone task queued for overlap after a
-// stretch of blocking ops starts at most ~2 ms late rather than 8.
+// stretch of blocking ops starts at most ~2.5 ms late (a backed-off look, then one handoff time)
+// rather than ~8.5.
 constexpr int kMaxBackoff = 4;
 
 }  // namespace
@@ -432,7 +444,9 @@ uint32_t Stream::LastTaskId() const {
   return impl_->last_id;
 }
 
-uint32_t Stream::CompletedTaskId() const { return impl_->completed.load(); }
+uint32_t Stream::CompletedTaskId() const {
+  return impl_->completed.load();
+}
 
 aclError Stream::Synchronize(int32_t timeout_ms) {
   Impl& s = *impl_;
@@ -457,7 +471,7 @@ aclError Stream::Synchronize(int32_t timeout_ms) {
   bool finished = true;
   if (!done()) {
     s.sync_waiters.fetch_add(1);
-    if (target < s.sync_wake_at.load()) s.sync_wake_at.store(target);  // under mu
+    if (target < s.sync_wake_at.load()) s.sync_wake_at.store(target);         // under mu
     if (s.worker_state != Impl::WorkerState::kAwake) s.cv_work.notify_one();  // take it now
     if (timeout_ms < 0) {
       s.cv_done.wait(lock, done);
@@ -501,8 +515,7 @@ Stream* StreamFromHandle(void* handle) {
   };
   thread_local Last last;
   StreamRegistry& registry = Registry();
-  if (handle == last.handle &&
-      registry.removals.load(std::memory_order_acquire) == last.removals) {
+  if (handle == last.handle && registry.removals.load(std::memory_order_acquire) == last.removals) {
     return last.stream;
   }
   std::lock_guard<std::mutex> lock(registry.mu);
@@ -576,7 +589,9 @@ void DestroyDeviceStreams(int32_t device) {
   doomed.clear();  // outside the registry lock: each destructor drains and joins
 }
 
-void DestroyAllStreams() { DestroyDeviceStreams(-1); }
+void DestroyAllStreams() {
+  DestroyDeviceStreams(-1);
+}
 
 void KickAllStreams() {
   LiveStreams& live = Live();
