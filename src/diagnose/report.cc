@@ -72,6 +72,8 @@ nlohmann::json FindingJson(const Finding& f) {
   j["summary"] = f.summary;
   j["advice"] = f.advice;
   j["code"] = f.code;
+  j["class"] = f.cls;
+  j["kb"] = f.kb;
   j["confidence"] = f.confidence;
   j["score"] = f.score;
   j["time"] = TimeJ(f.time);

@@ -40,6 +40,8 @@ struct Finding {
   std::string summary;     // what happened, with names and numbers
   std::string advice;      // what to do
   std::string code;        // catalogue code the advice draws on ("EI0012"), may be empty
+  std::string cls;         // knowledge-base class id ("process", "network", ...; JSON "class")
+  std::string kb;          // knowledge-base entry id the verdict rests on, may be empty
   std::string confidence;  // "high" | "medium" | "low"
   int score = 0;
   Micros time = kNoTime;

@@ -1,0 +1,82 @@
+// The fault knowledge base: every error code and un-coded message a distributed job meets (HCCL,
+// HCCP, runtime, driver, framework, torch_npu, Vigil's own), with its class, meaning, causes,
+// checks, actions and relations to other entries, and the patterns by which `vigil diagnose`
+// recognises it in a log line. Data, not code: the JSON files of data/kb/ are compiled into the
+// library (one copy, read by the library's screen errors and by `vigil diagnose`); a new entry is
+// an edit of data/kb/, nothing else.
+//
+// Entry schema (data/kb/<family>.json: {"entries": [Entry...]}; data/kb/classes.json: classes):
+//   id          unique: the code for coded entries ("EI0002"), else "<family>.<slug>"
+//   code        the printed code when there is one ("EI0002", "EJ0001", "ERR02200"), else absent
+//   family      hccl | hccp | runtime | driver | framework | torch_npu | vigil | ...
+//   component   who prints it ("HCCL", "HCCP", "RUNTIME", "DRV", "torch_npu", "Vigil", ...)
+//   class       one of classes.json's ids
+//   role        "cause" (a root when present), "symptom" (usually a consequence of another
+//               entry), "either"
+//   title       short name (for HCCL codes: the screen title, "Communication_Error_Timeout")
+//   meaning     one or two sentences, Vigil's words
+//   causes, checks, actions   lists of sentences, Vigil's words
+//   symptom_of  ids of entries this one is commonly a consequence of
+//   leads_to    ids of entries this one commonly causes
+//   patterns    [{"needle": literal that must occur, "re": RE2 regex with named groups}], used
+//               by the analyzer for un-coded messages and for fields of coded ones. Named groups
+//               the analyzer knows: rank, remote_rank, src_rank, dst_rank, pid, ip, remote_ip,
+//               device, seq, op, group, tag, timeout_ms, timeout_s, elapsed_ms, ret, port.
+//   hccl        (HCCL's EI codes only) the texts the library prints on screen: stage, message
+//               (fmt template), arg_names, cause, solution, screen_cause (bool), advice.
+#pragma once
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace vigil::kb {
+
+struct Pattern {
+  std::string needle;  // literal the line must contain (a cheap first test)
+  std::string re;      // RE2 syntax; empty: the needle alone matches
+};
+
+struct Entry {
+  std::string id, code, family, component, cls, role, title, meaning;
+  std::vector<std::string> causes, checks, actions;
+  std::vector<std::string> symptom_of, leads_to;
+  std::vector<Pattern> patterns;
+  // HCCL's screen texts (EI codes); empty for other entries.
+  std::string stage, message, arg_names, hccl_cause, solution, advice;
+  bool screen_cause = true;
+  bool has_hccl = false;
+};
+
+struct ClassInfo {
+  std::string id, name, meaning;
+};
+
+class KnowledgeBase {
+ public:
+  // By id, else by code (case-sensitive); nullptr when unknown.
+  const Entry* Find(std::string_view id_or_code) const;
+  const ClassInfo* Class(std::string_view id) const;
+  const std::vector<Entry>& entries() const { return entries_; }
+  const std::vector<ClassInfo>& classes() const { return classes_; }
+
+  // Parses the JSON texts (one per data/kb/ file). Errors (bad JSON, a missing field, a
+  // duplicate id, an unknown class or relation id) go to *errors; entries that are well formed
+  // are kept. Used by Get() on the embedded files and by tests on edited copies.
+  static KnowledgeBase Parse(const std::vector<std::string_view>& json_texts,
+                             std::vector<std::string>* errors);
+
+ private:
+  std::vector<Entry> entries_;
+  std::vector<ClassInfo> classes_;
+};
+
+// The knowledge base compiled into the library, parsed on first use (thread-safe). It must load
+// without errors: a test checks the data files.
+const KnowledgeBase& Get();
+
+// One entry as `vigil diagnose --explain` prints it: code, title, class, meaning, causes, checks,
+// actions, relations.
+std::string Explain(const Entry& e);
+
+}  // namespace vigil::kb
