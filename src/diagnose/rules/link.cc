@@ -1,0 +1,142 @@
+// Rule 8: link establishment: connect and topology timeouts with the ranks that never came
+// (EI0006, EI0015), a port already in use (EI0019, EI0020), HCCL's op check between peers, and
+// transport errors.
+#include "diagnose/rules/rule_context.h"
+
+#include <fmt/format.h>
+
+#include <set>
+
+namespace vigil::diagnose::rules {
+
+void RuleLink(Ctx* cx) {
+  const Job& job = cx->job;
+  std::vector<const Event*> timeouts, binds, missing, transport, inconsistent;
+  for (const Event& e : job.events) {
+    if (e.kind == EventKind::kLinkTimeout || e.kind == EventKind::kTopoTimeout ||
+        (e.kind == EventKind::kScreenError && (e.code == "EI0006" || e.code == "EI0015")))
+      timeouts.push_back(&e);
+    if (e.kind == EventKind::kBindFail || (e.kind == EventKind::kScreenError && (e.code == "EI0019" || e.code == "EI0020")))
+      binds.push_back(&e);
+    if (e.kind == EventKind::kMissingRanks) missing.push_back(&e);
+    if (e.kind == EventKind::kTransportError) transport.push_back(&e);
+    // HCCL's heartbeat op check; Vigil's own check line names the remote rank (RuleConsistency).
+    if (e.kind == EventKind::kOpInconsistent && e.remote_rank < 0) inconsistent.push_back(&e);
+  }
+  if (!binds.empty()) {
+    const Event& e = *binds.front();
+    int64_t port = -1;
+    std::string ip;
+    for (const Event* b : binds) {
+      if (port < 0 && b->port >= 0) port = b->port;
+      if (ip.empty() && !b->ip.empty()) ip = b->ip;
+    }
+    Finding f;
+    f.fault = "port_in_use";
+    f.code = "EI0019";
+    f.title = fmt::format("Listen port {} could not be bound{}", port >= 0 ? std::to_string(port) : "?",
+                          ip.empty() ? "" : " on " + ip);
+    f.summary = fmt::format("The process could not listen on {}:{}: the port is taken (often a leftover "
+                            "process of an earlier run, or two jobs on one host) or the IP is not local.",
+                            ip.empty() ? "?" : ip, port >= 0 ? std::to_string(port) : "?");
+    f.advice = "Find the holder (ss -ltnp | grep <port>) and stop it, or move the job with HCCL_IF_BASE_PORT / "
+               "HCCL_HOST_SOCKET_PORT_RANGE. " + CatalogueAdvice("EI0019");
+    f.confidence = "high";
+    f.score = 90;
+    f.time = e.time;
+    f.ranks.push_back(cx->Ref(e.proc, "root cause"));
+    f.facts.push_back({"port", std::to_string(port)});
+    for (const Event* b : binds)
+      if (f.evidence.size() < 4) f.evidence.push_back(cx->Ev(*b, "bind failure"));
+    cx->out.push_back(std::move(f));
+  }
+  if (!timeouts.empty() || !missing.empty()) {
+    std::set<int64_t> ranks;
+    for (const Event* m : missing)
+      for (int64_t r : m->ranks) ranks.insert(r);
+    for (const Event* t : timeouts)
+      for (int64_t r : t->ranks) ranks.insert(r);
+    // Ranks of the comms involved that never logged an init line.
+    std::set<std::string> groups;
+    for (const Event* t : timeouts)
+      for (const Comm& c : job.comms)
+        if (c.MemberOfProc(t->proc) >= 0) groups.insert(c.group);
+    std::vector<int64_t> never;
+    for (const std::string& g : groups) {
+      const Comm& c = job.comms[job.CommIndex(g)];
+      for (int64_t r = 0; r >= 0 && r < c.rank_size && r < 65536; ++r) {
+        int64_t mi = c.MemberOfRank(r);
+        if (mi < 0 || !c.members[mi].has_init) never.push_back(r);
+      }
+    }
+    for (int64_t r : never) ranks.insert(r);
+    // Ranks named in "wait socket establish timeout ... rank[..]" are the ones waited for.
+    std::set<int64_t> waited;
+    for (const Event* t : timeouts)
+      if (t->kind == EventKind::kLinkTimeout && t->rank >= 0) waited.insert(t->rank);
+    std::vector<int64_t> rv(ranks.begin(), ranks.end());
+    Finding f;
+    f.fault = "link_timeout";
+    f.code = "EI0006";
+    f.title = rv.empty() ? std::string("Link establishment timed out")
+                         : fmt::format("Link establishment timed out: rank(s) {} never connected", RankList(rv));
+    std::vector<int64_t> wv(waited.begin(), waited.end());
+    f.summary = fmt::format(
+        "{} rank(s) hit a connect timeout{}{}. Missing ranks did not reach communicator init / link "
+        "setup within HCCL_CONNECT_TIMEOUT (crashed, started late, or cannot reach the peer).",
+        timeouts.size() + missing.size(), rv.empty() ? "" : fmt::format("; missing rank(s): {}", RankList(rv)),
+        wv.empty() ? "" : fmt::format("; rank(s) named by the socket timeout: {}", RankList(wv)));
+    f.advice = "Check that the missing rank(s) started and reached init (their own logs), that all ranks use "
+               "the same root info, and the network between them; if they only start late, raise "
+               "HCCL_CONNECT_TIMEOUT on every rank. " + CatalogueAdvice("EI0006");
+    f.confidence = rv.empty() ? "medium" : "high";
+    f.score = rv.empty() ? 75 : 88;
+    const Event& e = timeouts.empty() ? *missing.front() : *timeouts.front();
+    f.time = e.time;
+    f.facts.push_back({"missing_ranks", RankList(rv)});
+    for (int64_t r : rv) {
+      RankRef ref;
+      ref.role = "missing";
+      ref.rank = r;
+      if (!groups.empty()) ref.group = *groups.begin();
+      f.ranks.push_back(ref);
+    }
+    for (const Event* t : timeouts)
+      if (f.evidence.size() < 4) f.evidence.push_back(cx->Ev(*t, "connect timeout"));
+    for (const Event* m : missing)
+      if (f.evidence.size() < 6) f.evidence.push_back(cx->Ev(*m, "missing ranks"));
+    cx->out.push_back(std::move(f));
+  }
+  if (!inconsistent.empty()) {
+    const Event& e = *inconsistent.front();
+    Finding f;
+    f.fault = "op_inconsistent";
+    f.code = "EI0005";
+    f.title = fmt::format("Heartbeat op check: ops differ at index {} of {}", e.index, e.group);
+    f.summary = fmt::format("Local ({}) vs remote ({}).", e.local, e.remote);
+    f.advice = CatalogueAdvice("EI0005");
+    f.confidence = "high";
+    f.score = 87;
+    f.time = e.time;
+    f.ranks.push_back(cx->Ref(e.proc, "reporter", e.group));
+    f.evidence.push_back(cx->Ev(e, "op inconsistency"));
+    cx->out.push_back(std::move(f));
+  }
+  if (!transport.empty() && timeouts.empty()) {
+    const Event& e = *transport.front();
+    Finding f;
+    f.fault = "transport_error";
+    f.code = "EI0009";
+    f.title = "Transport (link) initialization failed";
+    f.summary = "Creating a link failed: " + Printable(e.text, 200);
+    f.advice = CatalogueAdvice("EI0009");
+    f.confidence = "medium";
+    f.score = 60;
+    f.time = e.time;
+    f.ranks.push_back(cx->Ref(e.proc, "reporter"));
+    f.evidence.push_back(cx->Ev(e, "transport error"));
+    cx->out.push_back(std::move(f));
+  }
+}
+
+}  // namespace vigil::diagnose::rules

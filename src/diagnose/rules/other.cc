@@ -1,0 +1,57 @@
+// AIV kernel failures, and the screen error codes no other rule explains (error_code), each with
+// the catalogue's advice.
+#include "diagnose/rules/rule_context.h"
+
+#include <fmt/format.h>
+
+#include <map>
+#include <set>
+
+namespace vigil::diagnose::rules {
+
+void RuleOther(Ctx* cx) {
+  const Job& job = cx->job;
+  std::set<int64_t> aiv_done;
+  for (const Event& e : job.events) {
+    if (e.kind != EventKind::kAivKernel || aiv_done.count(e.proc)) continue;
+    aiv_done.insert(e.proc);
+    Finding f;
+    f.fault = "aiv_kernel";
+    f.title = fmt::format("AIV communication kernel {} failed (pid {})", e.name, e.pid);
+    f.summary = fmt::format("HCCL ran the op as an AIV kernel ({}; {}) and it failed on device {} stream {}. "
+                            "Analyze it as a notify timeout (EI0002): all ranks timed out? who failed first?",
+                            e.name, e.detail, e.device, e.stream);
+    f.advice = CatalogueAdvice("EI0002");
+    f.code = "EI0002";
+    f.confidence = "low";
+    f.score = 40;
+    f.time = e.time;
+    f.ranks.push_back(cx->Ref(e.proc, "reporter"));
+    f.evidence.push_back(cx->Ev(e, "AIV kernel failure"));
+    cx->out.push_back(std::move(f));
+  }
+  // Screen codes no rule explained (EI0001 env, EI0004 rank table, EJ..., ...): name them.
+  std::set<std::string> covered = {"EI0002", "EI0005", "EI0006", "EI0011", "EI0012", "EI0013",
+                                   "EI0015", "EI0019", "EI0020", "EI9001"};
+  std::map<std::string, const Event*> codes;
+  for (const Event& e : job.events)
+    if (e.kind == EventKind::kScreenError && !covered.count(e.code) && !codes.count(e.code)) codes[e.code] = &e;
+  for (const auto& [code, e] : codes) {
+    Finding f;
+    f.fault = "error_code";
+    f.code = code;
+    const ErrorCodeInfo* info = FindErrorCode(code);
+    f.title = fmt::format("{}({}) reported (pid {})", info ? std::string(info->title) : e->name, code, e->pid);
+    f.summary = Printable(e->detail, 300);
+    std::string_view text = info != nullptr ? AdviceText(*info) : std::string_view();
+    f.advice = !text.empty() ? std::string(text) : std::string("See the component's error code documentation.");
+    f.confidence = "medium";
+    f.score = code == "EI0001" || code == "EI0004" || code == "EI0014" || code == "EI0017" ? 85 : 55;
+    f.time = e->time;
+    f.ranks.push_back(cx->Ref(e->proc, "reporter"));
+    f.evidence.push_back(cx->Ev(*e, "screen error"));
+    cx->out.push_back(std::move(f));
+  }
+}
+
+}  // namespace vigil::diagnose::rules

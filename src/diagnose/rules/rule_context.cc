@@ -1,0 +1,44 @@
+// Helpers more than one rule family uses: status order, catalogue advice, rank lists.
+#include "diagnose/rules/rule_context.h"
+
+#include <fmt/format.h>
+
+#include <cctype>
+
+namespace vigil::diagnose::rules {
+
+int StatusPriority(const std::string& s) {
+  std::string u;
+  for (char c : s) u.push_back(static_cast<char>(std::toupper(static_cast<unsigned char>(c))));
+  if (u.find("CQE") != std::string::npos) return 0;
+  if (u.find("STUCK") != std::string::npos) return 1;
+  if (u.find("LOST") != std::string::npos) return 2;
+  if (u.find("INCONSISTENT") != std::string::npos) return 3;
+  return 4;
+}
+
+// What the catalogue says to do for a code: Vigil's own advice text, else HCCL's solution when
+// it says something ("N/A" is HCCL's "nothing to say").
+std::string_view AdviceText(const ErrorCodeInfo& info) {
+  if (!info.advice.empty()) return info.advice;
+  std::string_view sol = info.solution;
+  if (sol.starts_with("Solution:")) sol.remove_prefix(9);
+  while (!sol.empty() && sol.front() == ' ') sol.remove_prefix(1);
+  return sol == "N/A" ? std::string_view() : sol;
+}
+
+std::string CatalogueAdvice(const std::string& code) {
+  const ErrorCodeInfo* info = FindErrorCode(code);
+  if (info == nullptr) return {};
+  std::string_view text = AdviceText(*info);
+  if (text.empty()) return {};
+  return fmt::format("[{} {}] {}", info->code, info->title, text);
+}
+
+std::string RankList(const std::vector<int64_t>& ranks) {
+  std::string s;
+  for (size_t i = 0; i < ranks.size(); ++i) s += (i ? ", " : "") + std::to_string(ranks[i]);
+  return s;
+}
+
+}  // namespace vigil::diagnose::rules
