@@ -10,6 +10,7 @@
 #include <string>
 #include <thread>
 
+#include "common/knowledge_base.h"
 #include "diagnose/diagnose.h"
 
 namespace vigil::cli {
@@ -23,6 +24,7 @@ struct DiagnoseArgs {
   bool verbose = false;
   bool no_progress = false;
   int threads = 0;  // 0: one per hardware thread
+  std::string explain;  // --explain CODE: print the knowledge-base entry instead
 };
 
 // A one-line progress bar on stderr, only for large inputs on a terminal.
@@ -38,7 +40,24 @@ void Progress(uint64_t done, uint64_t total) {
   if (done >= total && shown) std::fprintf(stderr, "\n");
 }
 
+// --explain: the knowledge base's entry for an id or code. 2 when it is unknown.
+int Explain(const std::string& id_or_code) {
+  const kb::Entry* e = kb::Get().Find(id_or_code);
+  if (e == nullptr) {
+    std::cerr << "vigil diagnose: no knowledge-base entry for \"" << id_or_code
+              << "\" (give a code such as EI0002 or an id such as hccl.heartbeat_lost)\n";
+    return 2;
+  }
+  std::cout << kb::Explain(*e);
+  return 0;
+}
+
 int Run(const DiagnoseArgs& a) {
+  if (!a.explain.empty()) return Explain(a.explain);
+  if (a.paths.empty()) {
+    std::cerr << "vigil diagnose: PATH is required (or --explain CODE)\n";
+    return 2;
+  }
   diagnose::DiagnoseOptions o;
   o.inputs = a.paths;
   o.threads = a.threads < 1 ? 0 : a.threads;
@@ -83,8 +102,10 @@ void RegisterDiagnoseCommand(CLI::App& app, int* exit_code) {
       "diagnose",
       "Read every rank's logs (CANN plog folders, files, screen captures, flight-recorder "
       "dumps) and name the root-cause rank and the reason.");
-  sub->add_option("PATH", args->paths, "log folders (searched recursively), files, or - for stdin")
-      ->required();
+  sub->add_option("PATH", args->paths, "log folders (searched recursively), files, or - for stdin");
+  sub->add_option("--explain", args->explain,
+                  "print what the knowledge base knows of an error code or entry id (EI0002, "
+                  "ERR02200, hccl.heartbeat_lost): meaning, causes, checks, actions; no logs read");
   sub->add_flag("--json", args->json, "print the report as JSON (schema vigil.diagnose/1)");
   sub->add_option("--json-file", args->json_file, "also write the JSON report to FILE");
   sub->add_option("--html", args->html_file,

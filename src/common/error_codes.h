@@ -1,5 +1,6 @@
 // The one catalogue of HCCL's EIxxxx error codes: title, message template, possible cause and
-// solution. The library's screen errors, its log lines and `vigil diagnose` all read it here.
+// solution. The library's screen errors, its log lines and `vigil diagnose` all read it here; its
+// texts are the "hccl" objects of the knowledge base (data/kb/hccl.json, common/knowledge_base.h).
 #pragma once
 
 #include <string>

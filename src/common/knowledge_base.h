@@ -21,11 +21,13 @@
 //   patterns    [{"needle": literal that must occur, "re": RE2 regex with named groups}], used
 //               by the analyzer for un-coded messages and for fields of coded ones. Named groups
 //               the analyzer knows: rank, remote_rank, src_rank, dst_rank, pid, ip, remote_ip,
-//               device, seq, op, group, tag, timeout_ms, timeout_s, elapsed_ms, ret, port.
+//               device, seq, op, group, tag, timeout_ms, timeout_s, elapsed_ms, ret, port, status.
 //   hccl        (HCCL's EI codes only) the texts the library prints on screen: stage, message
 //               (fmt template), arg_names, cause, solution, screen_cause (bool), advice.
 #pragma once
 
+#include <functional>
+#include <map>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -69,11 +71,16 @@ class KnowledgeBase {
  private:
   std::vector<Entry> entries_;
   std::vector<ClassInfo> classes_;
+  // Index into entries_ by id and by code (std::less<>: looked up by string_view).
+  std::map<std::string, size_t, std::less<>> by_id_, by_code_;
 };
 
 // The knowledge base compiled into the library, parsed on first use (thread-safe). It must load
 // without errors: a test checks the data files.
 const KnowledgeBase& Get();
+
+// What Parse() reported about the embedded files (empty when the data is sound).
+const std::vector<std::string>& LoadErrors();
 
 // One entry as `vigil diagnose --explain` prints it: code, title, class, meaning, causes, checks,
 // actions, relations.
