@@ -4,7 +4,7 @@ set -euo pipefail
 SUDO=""
 if [ "$(id -u)" -ne 0 ]; then SUDO="sudo"; fi
 PKGS=(build-essential cmake pkg-config git
-      libfmt-dev nlohmann-json3-dev libcli11-dev zlib1g-dev
+      libfmt-dev nlohmann-json3-dev libcli11-dev zlib1g-dev libre2-dev
       libgtest-dev libgmock-dev googletest libbenchmark-dev
       iproute2 procps python3
       python3-torch libtorch-dev python3-pybind11 pybind11-dev

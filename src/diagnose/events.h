@@ -44,6 +44,9 @@ enum class EventKind : uint8_t {
   kStuckTrace,        // "[HCCL_TRACE]rank:<uid>, count of currently executed operators:<n>"
   kBufferOom,         // CCL buffer allocation failure (EI9001 or driver OOM naming the buffer)
   kKeyInfo,           // "Communicator Key Info" / "LocalRank Key Info": group, rank, ip, device
+  kKb,                // a knowledge-base entry recognised by its pattern in any line (an
+                      // un-coded message: watchdog timeout, "ra rdma init failed", ...): kb, and
+                      // the fields its pattern names; coded lines are kScreenError with kb set
   kError,             // any other ERROR record (first few per file, for "who errored first")
 };
 
@@ -83,6 +86,15 @@ struct Event {
   int64_t connected = -1, need = -1;
   uint64_t src = 0, dst = 0, size = 0;
   bool from_env = false;
+
+  // Knowledge base and the line's surroundings (screen output, launcher logs, tracebacks).
+  std::string kb;              // knowledge-base entry id the line is an instance of
+  std::string layout;          // which screen layout or "plog" / "pattern" carried it
+  std::string context;         // the traceback frames printed right before the line
+  std::string launcher;        // launcher's process name from the line prefix ("VllmWorker")
+  std::string op;              // the collective a line names ("ALLREDUCE", "HcclAllreduce")
+  int64_t launcher_rank = -1;  // the rank the line's prefix names ("[rank3]:", "rank=3")
+  int64_t src_rank = -1, dst_rank = -1, seq = -1, timeout_ms = -1, elapsed_ms = -1, ret = -1;
 };
 
 // A short name held inline (op, dtype and reduce names of op entries): no allocation per op, and

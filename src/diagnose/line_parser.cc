@@ -36,6 +36,7 @@ const char* EventKindName(EventKind k) {
     case EventKind::kStuckTrace: return "stuck_trace";
     case EventKind::kBufferOom: return "buffer_oom";
     case EventKind::kKeyInfo: return "key_info";
+    case EventKind::kKb: return "kb";
     case EventKind::kError: return "error";
   }
   return "?";
@@ -257,6 +258,8 @@ void FillStage(std::string_view c, Event* ev) {
   }
 }
 
+}  // namespace
+
 void ParseScreenFields(std::string_view msg, Event* ev) {
   if (ev->code == "EI0013") {
     size_t l = msg.find("Local information:");
@@ -306,6 +309,8 @@ void ParseScreenFields(std::string_view msg, Event* ev) {
     ev->group = S(Field(msg, "communicator"));
   }
 }
+
+namespace {
 
 // Bytes that ForEachField counts as part of a key.
 struct KeyChars {

@@ -6,6 +6,7 @@
 
 #include <algorithm>
 
+#include "diagnose/rules/evidence.h"
 #include "diagnose/rules/rule_context.h"
 
 namespace vigil::diagnose {
@@ -78,6 +79,8 @@ std::vector<Finding> ApplyRules(const Job& job) {
   RuleConsistency(&cx);
   RuleOther(&cx);
   Reconcile(&cx);
+  ClassifyFindings(&cx.out);
+  RuleEvidence(job, &cx.out);
   for (Finding& f : cx.out)
     for (Evidence& e : f.evidence)
       if (e.text.empty()) e.text = ReadLineAt(e.file, e.loc.offset);

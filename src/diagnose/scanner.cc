@@ -17,6 +17,8 @@
 #include <thread>
 
 #include "diagnose/file_merge.h"
+#include "common/knowledge_base.h"
+#include "diagnose/free_text.h"
 #include "diagnose/line_parser.h"
 #include "diagnose/walker.h"
 
@@ -49,8 +51,44 @@ class FileParser {
     ++out_->lines;
     ++line_no_;
     if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
-    bool any = false;
     const int slot = rp_.HeaderSlot(line);
+    if (slot >= 0 || (IsRecordStart(line) && !line.starts_with("[PID:"))) {
+      Records(line, offset, slot);
+      return;
+    }
+    if (free_.Wanted(line)) {
+      // Not a plog record: screen output, a launcher's log, a traceback.
+      std::string_view rest;
+      LineContext ctx;
+      size_t before = free_events_.size();
+      if (free_.Read(line, Loc{file_, line_no_, offset}, &free_events_, &rest, &ctx)) {
+        for (size_t i = before; i < free_events_.size(); ++i) AddFreeEvent(std::move(free_events_[i]));
+        free_events_.clear();
+        return;
+      }
+      // A plog record behind a launcher's prefix ("[rank0]: [ERROR] HCCL(...)").
+      ctx_ = &ctx;
+      Records(rest, offset + static_cast<uint64_t>(rest.data() >= line.data() && rest.data() < line.data() + line.size() ? rest.data() - line.data() : 0), -1);
+      ctx_ = nullptr;
+      return;
+    }
+    size_t start = FindRecordStart(line, 0);
+    if (start != std::string_view::npos && start > 0) {
+      // Who wrote a plog record that a launcher's prefix precedes.
+      LineContext ctx;
+      std::string_view rest = LineFormats::Get().StripPrefixes(line, &ctx);
+      if (rest.data() == line.data() + start) {
+        ctx_ = &ctx;
+        Records(rest, offset + start, -1);
+        ctx_ = nullptr;
+        return;
+      }
+    }
+    Records(line, offset, slot);
+  }
+
+  void Records(std::string_view line, uint64_t offset, int slot) {
+    bool any = false;
     SplitRecords(
         line,
         [&](std::string_view rec) {
@@ -123,6 +161,28 @@ class FileParser {
     }
     Event ev = std::move(scratch_);
     scratch_ = Event{};
+    if (ctx_ != nullptr) FreeTextReader::ApplyContext(*ctx_, &ev);
+    if ((ev.kind == EventKind::kScreenError || ev.kind == EventKind::kBufferOom) && ev.kb.empty()) {
+      if (const kb::Entry* e = kb::Get().Find(ev.code)) ev.kb = e->id;
+      ev.layout = "plog";
+    }
+    if (ev.kind == EventKind::kError && (r.level == Level::kError || r.level == Level::kWarning)) {
+      // Knowledge-base patterns in an error record that no typed parser took.
+      size_t before = free_events_.size();
+      FreeTextReader::ReadRecordContent(r.content, loc, &free_events_);
+      for (size_t i = before; i < free_events_.size(); ++i) {
+        Event& k = free_events_[i];
+        k.level = r.level;
+        k.module = std::string(r.module);
+        if (k.pid < 0) k.pid = r.pid;
+        k.time = r.time;
+        k.text = Printable(text, 1000);
+        if (ctx_ != nullptr) FreeTextReader::ApplyContext(*ctx_, &k);
+        if (out_->events.size() < kMaxEventsPerFile) out_->events.push_back(std::move(k));
+        else ++out_->dropped_events;
+      }
+      free_events_.clear();
+    }
     if (ev.kind == EventKind::kError) {
       if (error_events_ >= kMaxErrorEventsPerFile) {
         ++out_->dropped_events;
@@ -207,9 +267,36 @@ class FileParser {
     op = OpEntry{};  // trivially copyable now: a few stores
   }
 
+  // An event read from a line that is not a plog record: counted for its process like a record.
+  void AddFreeEvent(Event&& ev) {
+    ++out_->records;
+    ProcessSeen& ps = out_->processes[ev.pid];
+    last_ps_ = nullptr;
+    ++ps.records;
+    if (ps.pname.empty() && !ev.launcher.empty()) ps.pname = ev.launcher.substr(0, 64);
+    if (ev.time != kNoTime) {
+      if (ps.first == kNoTime || ev.time < ps.first) ps.first = ev.time;
+      if (ev.time > ps.last) ps.last = ev.time;
+    }
+    ++ps.errors;
+    if (ps.first_error == kNoTime || (ev.time != kNoTime && ev.time < ps.first_error)) {
+      ps.first_error = ev.time;
+      ps.first_error_loc = ev.loc;
+      ps.first_error_text = Printable(ev.text, 400);
+    }
+    if (out_->events.size() >= kMaxEventsPerFile) {
+      ++out_->dropped_events;
+      return;
+    }
+    out_->events.push_back(std::move(ev));
+  }
+
   uint32_t file_;
   FileResult* out_;
   RecordParser rp_;
+  FreeTextReader free_;
+  std::vector<Event> free_events_;
+  const LineContext* ctx_ = nullptr;  // the prefixes of the line being parsed, when it had some
   Event scratch_;
   OpEntry op_scratch_;
   int64_t last_pid_ = -1;

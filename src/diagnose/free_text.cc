@@ -1,0 +1,170 @@
+#include "diagnose/free_text.h"
+
+#include "common/knowledge_base.h"
+#include "diagnose/kb_matcher.h"
+#include "diagnose/line_parser.h"
+#include "diagnose/record.h"
+#include "diagnose/text_util.h"
+
+namespace vigil::diagnose {
+namespace {
+
+constexpr size_t kFrames = 3;         // traceback frames kept as an error line's context
+constexpr uint64_t kFrameReach = 40;  // lines after the last frame that still take it
+
+// Copies s without ANSI escape sequences (ESC '[' ... final byte; other ESC pairs).
+void StripAnsi(std::string_view s, std::string* out) {
+  out->clear();
+  out->reserve(s.size());
+  for (size_t i = 0; i < s.size(); ++i) {
+    if (s[i] != '\x1b') {
+      out->push_back(s[i]);
+      continue;
+    }
+    if (i + 1 < s.size() && s[i + 1] == '[') {
+      i += 2;
+      while (i < s.size() && !(s[i] >= 0x40 && s[i] <= 0x7e)) ++i;
+    } else {
+      ++i;
+    }
+  }
+}
+
+// A Python traceback frame: `File "/x/y.py", line 12, in fn` (after any prefix).
+bool IsFrame(std::string_view s, std::string_view* frame) {
+  size_t k = s.find("File \"");
+  if (k == std::string_view::npos) return false;
+  std::string_view f = s.substr(k);
+  if (f.find("\", line ") == std::string_view::npos) return false;
+  *frame = f.substr(0, 240);
+  return true;
+}
+
+void FillFromKb(const KbFields& f, Event* ev) {
+  if (ev->rank < 0) ev->rank = f.rank;
+  if (ev->remote_rank < 0) ev->remote_rank = f.remote_rank;
+  if (ev->src_rank < 0) ev->src_rank = f.src_rank;
+  if (ev->dst_rank < 0) ev->dst_rank = f.dst_rank;
+  if (ev->pid < 0) ev->pid = f.pid;
+  if (ev->device < 0) ev->device = f.device;
+  if (ev->seq < 0) ev->seq = f.seq;
+  if (ev->timeout_ms < 0) ev->timeout_ms = f.timeout_ms;
+  if (ev->elapsed_ms < 0) ev->elapsed_ms = f.elapsed_ms;
+  if (ev->ret < 0) ev->ret = f.ret;
+  if (ev->port < 0) ev->port = f.port;
+  if (ev->ip.empty()) ev->ip = f.ip;
+  if (ev->remote_ip.empty()) ev->remote_ip = f.remote_ip;
+  if (ev->op.empty()) ev->op = f.op;
+  if (ev->group.empty()) ev->group = f.group;
+  if (ev->tag.empty()) ev->tag = f.tag;
+  if (ev->status.empty()) ev->status = f.status;
+}
+
+}  // namespace
+
+bool FreeTextReader::Wanted(std::string_view line) {
+  ++line_no_;
+  std::string_view frame;
+  if (line.find("File \"") != std::string_view::npos && IsFrame(line, &frame)) {
+    if (frames_.size() >= kFrames) frames_.pop_front();
+    frames_.emplace_back(Printable(Trim(frame), 240));
+    frames_line_ = line_no_;
+    return false;
+  }
+  return HasCodeToken(line) || KbMatcher::Get().AnyNeedle(line);
+}
+
+void FreeTextReader::ApplyContext(const LineContext& ctx, Event* ev) {
+  if (ctx.rank >= 0) ev->launcher_rank = ctx.rank;
+  if (ev->pid < 0) ev->pid = ctx.pid;
+  if (ev->device < 0) ev->device = ctx.device;
+  if (ev->ip.empty()) ev->ip = ctx.ip;
+  if (ev->launcher.empty()) ev->launcher = ctx.proc;
+  if (ev->time == kNoTime) ev->time = ctx.time;
+}
+
+bool FreeTextReader::Read(std::string_view line, const Loc& loc, std::vector<Event>* out,
+                          std::string_view* rest_out, LineContext* ctx_out) {
+  std::string_view text = line;
+  if (line.find('\x1b') != std::string_view::npos) {
+    StripAnsi(line, &clean_);
+    text = clean_;
+  }
+  LineContext ctx;
+  std::string_view rest = LineFormats::Get().StripPrefixes(text, &ctx);
+  if (!rest.empty() && IsRecordStart(rest) && !rest.starts_with("[PID:")) {
+    *rest_out = rest;
+    *ctx_out = ctx;
+    return false;
+  }
+  std::string context;
+  if (!frames_.empty() && line_no_ - frames_line_ <= kFrameReach) {
+    for (const std::string& f : frames_) context += (context.empty() ? "" : " <- ") + f;
+  }
+  const kb::KnowledgeBase& base = kb::Get();
+  const KbMatcher& matcher = KbMatcher::Get();
+  std::string coded_kb;
+  CodedLine cl;
+  if (LineFormats::Get().MatchCoded(rest, &cl)) {
+    Event ev;
+    ev.kind = cl.code == "EI9001" ? EventKind::kBufferOom : EventKind::kScreenError;
+    ev.level = Level::kScreen;
+    ev.loc = loc;
+    ev.code = std::string(cl.code);
+    ev.name = std::string(cl.title);
+    ev.detail = Printable(Trim(cl.msg), 1200);
+    ev.pid = cl.pid;
+    ev.time = cl.time;
+    ev.layout = std::string(cl.layout);
+    ParseScreenFields(cl.msg, &ev);  // EI0002/EI0012: detail becomes the link type
+    if (ev.detail.empty()) ev.detail = Printable(Trim(cl.msg), 1200);
+    if (const kb::Entry* e = base.Find(ev.code)) {
+      ev.kb = e->id;
+      coded_kb = e->id;
+      if (ev.name.empty()) ev.name = e->title;
+      KbFields f;
+      if (matcher.Fields(*e, rest, &f)) FillFromKb(f, &ev);
+    }
+    ApplyContext(ctx, &ev);
+    ev.context = context;
+    ev.text = Printable(text, 1000);
+    out->push_back(std::move(ev));
+  }
+  for (KbMatch& m : matcher.Match(rest, 2)) {
+    if (m.entry->id == coded_kb) continue;
+    Event ev;
+    ev.kind = EventKind::kKb;
+    ev.level = Level::kScreen;
+    ev.loc = loc;
+    ev.kb = m.entry->id;
+    ev.code = m.entry->code;
+    ev.name = m.entry->title;
+    ev.layout = "pattern";
+    ev.detail = Printable(Trim(rest), 1200);
+    FillFromKb(m.fields, &ev);
+    ApplyContext(ctx, &ev);
+    ev.context = context;
+    ev.text = Printable(text, 1000);
+    out->push_back(std::move(ev));
+  }
+  return true;
+}
+
+void FreeTextReader::ReadRecordContent(std::string_view content, const Loc& loc, std::vector<Event>* out) {
+  const KbMatcher& matcher = KbMatcher::Get();
+  if (!matcher.AnyNeedle(content)) return;
+  for (KbMatch& m : matcher.Match(content, 2)) {
+    Event ev;
+    ev.kind = EventKind::kKb;
+    ev.loc = loc;
+    ev.kb = m.entry->id;
+    ev.code = m.entry->code;
+    ev.name = m.entry->title;
+    ev.layout = "plog";
+    ev.detail = Printable(Trim(content), 1200);
+    FillFromKb(m.fields, &ev);
+    out->push_back(std::move(ev));
+  }
+}
+
+}  // namespace vigil::diagnose

@@ -1,0 +1,45 @@
+// Lines that are not CANN plog records: a rank's screen output, a launcher's interleaved log
+// (vLLM, Ray, torchrun, Slurm prefixes), Python tracebacks, torch_npu's watchdog and logger
+// lines. A line is read only when it carries an error code or a knowledge-base needle; its
+// prefixes (line_formats) say which rank and process wrote it, its layout gives the code, time
+// and message, and the knowledge base the entry and fields. Traceback frames printed right before
+// an error line become its context.
+#pragma once
+
+#include <cstdint>
+#include <deque>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "diagnose/events.h"
+#include "diagnose/line_formats.h"
+
+namespace vigil::diagnose {
+
+class FreeTextReader {
+ public:
+  // Whether a line that is not a plog record is worth Read(). Also notes traceback frames.
+  bool Wanted(std::string_view line);
+
+  // Reads one wanted line. Appends its events to *out (at most a few). When what is left after
+  // the prefixes is a plog record, returns false and sets *rest to it and *ctx to what the
+  // prefixes said: the caller parses the record and applies ApplyContext to its events.
+  bool Read(std::string_view line, const Loc& loc, std::vector<Event>* out, std::string_view* rest,
+            LineContext* ctx);
+
+  // Knowledge-base events in a plog record's content (ERROR/WARNING records: "ra rdma init
+  // failed", "fftsplus task timeout", ...). Appends to *out.
+  static void ReadRecordContent(std::string_view content, const Loc& loc, std::vector<Event>* out);
+
+  // Puts what a line's prefixes said into an event parsed from the rest of the line.
+  static void ApplyContext(const LineContext& ctx, Event* ev);
+
+ private:
+  std::string clean_;                 // the line without ANSI colour sequences
+  std::deque<std::string> frames_;    // the last traceback frames ("File "x.py", line 3, in f")
+  uint64_t frames_line_ = 0;          // physical line of the last frame
+  uint64_t line_no_ = 0;
+};
+
+}  // namespace vigil::diagnose

@@ -1,0 +1,51 @@
+// Recognises knowledge-base entries in a line by their patterns (data/kb/: a needle, then an RE2
+// regex with named groups). The needles of all entries are searched in one pass, so a line that
+// holds none costs one scan; regexes run only for the entries whose needle is there.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "common/knowledge_base.h"
+
+namespace vigil::diagnose {
+
+// The named groups a pattern may carry, as read from one line (-1 / empty: absent).
+struct KbFields {
+  int64_t rank = -1, remote_rank = -1, src_rank = -1, dst_rank = -1, pid = -1, device = -1;
+  int64_t seq = -1, timeout_ms = -1, elapsed_ms = -1, ret = -1, port = -1;
+  std::string ip, remote_ip, op, group, tag, status;
+  void Merge(const KbFields& o);  // fills what this one lacks
+};
+
+struct KbMatch {
+  const kb::Entry* entry = nullptr;
+  KbFields fields;
+};
+
+class KbMatcher {
+ public:
+  static const KbMatcher& Get();
+  explicit KbMatcher(const kb::KnowledgeBase& base);
+  ~KbMatcher();
+
+  // Whether any entry's needle occurs in s (the cheap first test).
+  bool AnyNeedle(std::string_view s) const;
+  // The entries whose pattern matches s, at most `max` (one per entry), in knowledge-base order.
+  std::vector<KbMatch> Match(std::string_view s, size_t max = 4) const;
+  // The fields `entry`'s patterns read from s (a coded line: the code found the entry). False
+  // when none matches.
+  bool Fields(const kb::Entry& entry, std::string_view s, KbFields* out) const;
+
+  // Patterns that did not compile (a test asserts there are none).
+  const std::vector<std::string>& errors() const;
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace vigil::diagnose

@@ -1,0 +1,290 @@
+#include "diagnose/rules/evidence.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <limits>
+#include <map>
+#include <set>
+
+#include "common/knowledge_base.h"
+#include "diagnose/scanner.h"
+
+namespace vigil::diagnose {
+namespace {
+
+constexpr size_t kMaxEvidence = 10;
+
+// One recognised line: its entry, who printed it, whom it names.
+struct Obs {
+  const Event* ev = nullptr;
+  const kb::Entry* entry = nullptr;
+  int64_t rank = -1;  // the rank that printed it
+  int64_t peer = -1;  // the rank it names as the other end
+};
+
+// Which class is the deeper cause when times do not tell (lower first).
+int Depth(const std::string& cls) {
+  static const char* order[] = {"device", "network", "memory", "environment", "config", "process",
+                                "consistency", "software", "connection", "timeout"};
+  for (size_t i = 0; i < std::size(order); ++i)
+    if (cls == order[i]) return static_cast<int>(i);
+  return static_cast<int>(std::size(order));
+}
+
+bool IsCause(const kb::Entry& e) { return e.role == "cause" && e.cls != "timeout"; }
+bool IsSymptom(const kb::Entry& e) { return e.role == "symptom" || e.cls == "timeout"; }
+
+// The rank of each process, from the launcher prefixes and rank fields of its lines.
+std::map<int64_t, int64_t> ProcRanks(const Job& job) {
+  std::map<int64_t, std::map<int64_t, int>> votes;
+  for (const Event& e : job.events) {
+    if (e.proc < 0) continue;
+    if (e.launcher_rank >= 0) votes[e.proc][e.launcher_rank] += 2;
+    else if (e.kind == EventKind::kKb && e.rank >= 0) votes[e.proc][e.rank] += 1;
+  }
+  std::map<int64_t, int64_t> out;
+  for (const auto& [proc, v] : votes) {
+    auto best = std::max_element(v.begin(), v.end(), [](auto& a, auto& b) { return a.second < b.second; });
+    out[proc] = best->first;
+  }
+  return out;
+}
+
+int64_t ReporterRank(const Job& job, const Event& e, const std::map<int64_t, int64_t>& proc_rank) {
+  if (e.launcher_rank >= 0) return e.launcher_rank;
+  if (e.rank >= 0) return e.rank;
+  if (e.pid >= 0 || e.proc >= 0) {
+    auto it = proc_rank.find(e.proc);
+    if (it != proc_rank.end()) return it->second;
+  }
+  for (const Comm& c : job.comms) {
+    int64_t mi = c.MemberOfProc(e.proc);
+    if (mi >= 0 && e.proc >= 0) return c.members[mi].rank;
+  }
+  return -1;
+}
+
+std::string RankText(int64_t r) { return r >= 0 ? fmt::format("rank {}", r) : std::string("a rank"); }
+
+std::string Where(const Job& job, const Event& e) {
+  return fmt::format("{}:{}", job.FilePath(e.loc), e.loc.line);
+}
+
+std::string Label(const kb::Entry& e) {
+  std::string s = e.title.empty() ? e.id : e.title;
+  if (!e.code.empty() && s.find(e.code) == std::string::npos) s += " (" + e.code + ")";
+  return s;
+}
+
+std::string JoinFirst(const std::vector<std::string>& v, size_t n) {
+  std::string s;
+  for (size_t i = 0; i < v.size() && i < n; ++i) s += (s.empty() ? "" : " ") + v[i];
+  return s;
+}
+
+bool Earlier(const Obs& a, const Obs& b) {
+  bool ta = a.ev->time != kNoTime, tb = b.ev->time != kNoTime;
+  if (ta && tb && a.ev->time != b.ev->time) return a.ev->time < b.ev->time;
+  int da = Depth(a.entry->cls), db = Depth(b.entry->cls);
+  if (da != db) return da < db;
+  if (a.ev->loc.file != b.ev->loc.file) return a.ev->loc.file < b.ev->loc.file;
+  return a.ev->loc.line < b.ev->loc.line;
+}
+
+RankRef Ref(const Job& job, const Event& e, int64_t rank, const std::string& role) {
+  RankRef r;
+  r.role = role;
+  r.rank = rank;
+  r.pid = e.pid;
+  r.device = e.device;
+  r.host = e.ip;
+  if (e.proc >= 0 && static_cast<size_t>(e.proc) < job.processes.size()) {
+    const Process& p = job.processes[e.proc];
+    r.node = p.node;
+    if (r.host.empty()) r.host = p.host_ip;
+    if (r.device < 0) r.device = p.device;
+    r.uid = p.uid;
+  }
+  return r;
+}
+
+// The ranks whose lines are in the input.
+std::set<int64_t> RanksSeen(const std::vector<Obs>& obs) {
+  std::set<int64_t> s;
+  for (const Obs& o : obs)
+    if (o.rank >= 0) s.insert(o.rank);
+  return s;
+}
+
+}  // namespace
+
+void ClassifyFindings(std::vector<Finding>* findings) {
+  // The plog rules' fault ids and the class each names.
+  static const std::map<std::string, std::string> kClass = {
+      {"heartbeat_lost", "process"},     {"process_stuck", "process"},    {"heartbeat_event", "process"},
+      {"silent_rank", "process"},        {"late_rank", "process"},        {"missing_op", "consistency"},
+      {"op_mismatch", "consistency"},    {"count_mismatch", "consistency"}, {"dtype_mismatch", "consistency"},
+      {"param_mismatch", "consistency"}, {"index_mismatch", "consistency"}, {"op_inconsistent", "consistency"},
+      {"error_cqe", "network"},          {"network", "network"},          {"sdma_link", "network"},
+      {"aiv_kernel", "device"},          {"buffer_oom", "memory"},        {"qp_memory", "memory"},
+      {"buffer_too_small", "config"},    {"destroy_before_sync", "config"}, {"multi_stream", "config"},
+      {"port_in_use", "environment"},    {"link_timeout", "connection"},  {"transport_error", "connection"},
+      {"exec_timeout", "timeout"}};
+  const kb::KnowledgeBase& base = kb::Get();
+  for (Finding& f : *findings) {
+    const kb::Entry* e = f.code.empty() ? nullptr : base.Find(f.code);
+    if (f.kb.empty() && e != nullptr) f.kb = e->id;
+    if (!f.cls.empty()) continue;
+    auto it = kClass.find(f.fault);
+    if (it != kClass.end()) f.cls = it->second;
+    else if (e != nullptr) f.cls = e->cls;
+  }
+}
+
+void RuleEvidence(const Job& job, std::vector<Finding>* findings) {
+  const kb::KnowledgeBase& base = kb::Get();
+  std::map<int64_t, int64_t> proc_rank = ProcRanks(job);
+  std::vector<Obs> obs;
+  std::set<std::pair<std::string, int64_t>> seen;
+  for (const Event& e : job.events) {
+    if (e.kb.empty()) continue;
+    const kb::Entry* entry = base.Find(e.kb);
+    if (entry == nullptr) continue;
+    Obs o;
+    o.ev = &e;
+    o.entry = entry;
+    o.rank = ReporterRank(job, e, proc_rank);
+    o.peer = e.remote_rank >= 0 ? e.remote_rank : e.dst_rank;
+    // One observation per entry and rank (errors repeat): the earliest.
+    if (!seen.insert({entry->id, o.rank}).second) {
+      for (Obs& p : obs)
+        if (p.entry == entry && p.rank == o.rank && Earlier(o, p)) p = o;
+      continue;
+    }
+    obs.push_back(o);
+  }
+  if (obs.empty()) return;
+
+  std::vector<Obs> causes, eithers, symptoms;
+  for (const Obs& o : obs) {
+    if (IsCause(*o.entry)) causes.push_back(o);
+    else if (IsSymptom(*o.entry)) symptoms.push_back(o);
+    else eithers.push_back(o);
+  }
+  std::sort(causes.begin(), causes.end(), Earlier);
+  std::sort(eithers.begin(), eithers.end(), Earlier);
+  std::sort(symptoms.begin(), symptoms.end(), Earlier);
+  std::set<int64_t> ranks_seen = RanksSeen(obs);
+
+  Finding f;
+  const Obs* root = !causes.empty() ? &causes[0] : !eithers.empty() ? &eithers[0] : nullptr;
+  std::vector<std::string> rests_on, collect;
+  if (root != nullptr) {
+    const kb::Entry& e = *root->entry;
+    // A process-class entry that names its peer (a heartbeat LOST, "remote rank exited") is about
+    // the peer; everything else is about the rank that printed it.
+    int64_t subject = e.cls == "process" && root->peer >= 0 ? root->peer : root->rank;
+    f.fault = "kb_" + e.cls;
+    f.cls = e.cls;
+    f.kb = e.id;
+    f.code = e.code;
+    f.time = root->ev->time;
+    const kb::ClassInfo* ci = base.Class(e.cls);
+    f.title = fmt::format("{} on {}: {}", Label(e), RankText(subject), ci ? ci->name : e.cls);
+    f.summary = e.meaning;
+    if (!symptoms.empty()) {
+      std::set<std::string> codes;
+      std::set<int64_t> on;
+      for (const Obs& s : symptoms) {
+        codes.insert(s.entry->code.empty() ? s.entry->id : s.entry->code);
+        if (s.rank >= 0) on.insert(s.rank);
+      }
+      std::string cl, rl;
+      for (const auto& c : codes) cl += (cl.empty() ? "" : ", ") + c;
+      for (int64_t r : on) rl += (rl.empty() ? "" : ", ") + std::to_string(r);
+      f.summary += fmt::format(" The {} report{} ({}{}) {} a consequence of it, not the cause.",
+                               symptoms.size(), symptoms.size() > 1 ? "s" : "", cl,
+                               rl.empty() ? "" : " on rank " + rl, symptoms.size() > 1 ? "are" : "is");
+    }
+    f.advice = JoinFirst(e.checks, 2);
+    if (!e.actions.empty()) f.advice += (f.advice.empty() ? "" : " ") + JoinFirst(e.actions, 2);
+    bool known = subject >= 0;
+    f.confidence = known ? "high" : "medium";
+    f.score = IsCause(e) ? (known ? 89 : 74) : (known ? 68 : 58);
+    if (!IsCause(e)) f.confidence = known ? "medium" : "low";
+    f.ranks.push_back(Ref(job, *root->ev, subject, "root cause"));
+    if (e.cls == "network" && root->peer >= 0 && root->peer != subject) {
+      RankRef p = Ref(job, *root->ev, root->peer, "peer");
+      p.pid = -1;
+      f.ranks.push_back(p);
+    }
+    f.evidence.push_back({root->ev->loc, job.FilePath(root->ev->loc), root->ev->text,
+                          fmt::format("{} ({}), {}", e.id, e.cls, root->ev->context.empty() ? "root cause"
+                                                                          : "root cause; raised at " + root->ev->context)});
+    rests_on.push_back(fmt::format("{} printed by {} at {}", e.code.empty() ? e.id : e.code, RankText(root->rank),
+                                   Where(job, *root->ev)));
+    f.facts.push_back({"would_refute", "an earlier device, network or process fault on another rank (its logs)"});
+  } else {
+    // Symptoms only: a timeout says whom the rank waited for, at best.
+    const Obs& first = symptoms[0];
+    std::map<int64_t, int> peers;
+    for (const Obs& s : symptoms)
+      if (s.peer >= 0 && s.peer != s.rank) ++peers[s.peer];
+    int64_t suspect = -1;
+    if (!peers.empty())
+      suspect = std::max_element(peers.begin(), peers.end(), [](auto& a, auto& b) { return a.second < b.second; })->first;
+    const kb::Entry& e = *first.entry;
+    f.fault = "kb_" + e.cls;
+    f.cls = e.cls;
+    f.kb = e.id;
+    f.code = e.code;
+    f.time = first.ev->time;
+    const kb::ClassInfo* ci = base.Class(e.cls);
+    if (suspect >= 0) {
+      f.title = fmt::format("{} on {}, waiting for rank {}: {}", Label(e), RankText(first.rank), suspect,
+                            ci ? ci->name : e.cls);
+      f.summary = e.meaning + fmt::format(" The rank waited for rank {}: its logs hold the root cause (it "
+                                          "exited, hung, or failed first).", suspect);
+      f.ranks.push_back(Ref(job, *first.ev, suspect, "suspect"));
+      f.ranks.back().pid = -1;
+      f.confidence = "medium";
+      f.score = 58;
+      if (!ranks_seen.count(suspect)) collect.push_back(fmt::format("rank {}'s logs (plog and screen)", suspect));
+    } else {
+      f.title = fmt::format("{} on {}: {}", Label(e), RankText(first.rank), ci ? ci->name : e.cls);
+      f.summary = e.meaning + " The lines at hand do not name the rank that failed first.";
+      f.confidence = "low";
+      f.score = 35;
+      collect.push_back("every rank's logs (run/plog and debug/plog, or each rank's screen output)");
+    }
+    f.ranks.push_back(Ref(job, *first.ev, first.rank, "reporter"));
+    f.advice = JoinFirst(e.checks, 2);
+    if (!e.actions.empty()) f.advice += (f.advice.empty() ? "" : " ") + JoinFirst(e.actions, 2);
+    rests_on.push_back(fmt::format("{} printed by {} at {}", e.code.empty() ? e.id : e.code, RankText(first.rank),
+                                   Where(job, *first.ev)));
+    f.facts.push_back({"would_refute", suspect >= 0 ? fmt::format("rank {}'s logs showing it healthy and waiting too", suspect)
+                                                    : "an earlier fault in another rank's logs"});
+  }
+  // Evidence: the root, then the symptoms (a few).
+  for (const std::vector<Obs>* list : {&causes, &eithers, &symptoms}) {
+    for (const Obs& o : *list) {
+      if (f.evidence.size() >= kMaxEvidence) break;
+      if (root != nullptr && o.ev == root->ev) continue;
+      if (root == nullptr && o.ev == symptoms[0].ev && !f.evidence.empty()) continue;
+      std::string note = IsSymptom(*o.entry) && root != nullptr ? "consequence" : IsCause(*o.entry) ? "cause" : "seen";
+      f.evidence.push_back({o.ev->loc, job.FilePath(o.ev->loc), o.ev->text,
+                            fmt::format("{} ({}) {}, {}", o.entry->id, o.entry->cls, note, RankText(o.rank))});
+    }
+  }
+  for (const std::string& r : rests_on) f.facts.push_back({"rests_on", r});
+  if (!collect.empty()) {
+    std::string c;
+    for (const std::string& x : collect) c += (c.empty() ? "" : "; ") + x;
+    f.facts.push_back({"collect_next", c});
+    f.advice += " Collect next: " + c + ".";
+  }
+  findings->push_back(std::move(f));
+}
+
+}  // namespace vigil::diagnose
