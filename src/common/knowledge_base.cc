@@ -21,7 +21,8 @@ using nlohmann::json;
 const std::set<std::string_view> kGroupNames = {
     "rank",   "remote_rank", "src_rank",   "dst_rank",   "pid", "ip",     "remote_ip",
     "device", "seq",         "op",         "group",      "tag", "timeout_ms", "timeout_s",
-    "elapsed_ms", "ret",     "port",       "status"};
+    "elapsed_ms", "ret",     "port",       "status",     "kb",  "exited", "informer_rank",
+    "informer_ip"};
 
 const std::set<std::string_view> kRoles = {"cause", "symptom", "either"};
 

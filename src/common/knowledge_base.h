@@ -21,7 +21,9 @@
 //   patterns    [{"needle": literal that must occur, "re": RE2 regex with named groups}], used
 //               by the analyzer for un-coded messages and for fields of coded ones. Named groups
 //               the analyzer knows: rank, remote_rank, src_rank, dst_rank, pid, ip, remote_ip,
-//               device, seq, op, group, tag, timeout_ms, timeout_s, elapsed_ms, ret, port, status.
+//               device, seq, op, group, tag, timeout_ms, timeout_s, elapsed_ms, ret, port, status,
+//               kb (an entry id the line names), exited (present: the process is gone),
+//               informer_rank, informer_ip (the rank that discovered a heartbeat event).
 //   hccl        (HCCL's EI codes only) the texts the library prints on screen: stage, message
 //               (fmt template), arg_names, cause, solution, screen_cause (bool), advice.
 #pragma once
