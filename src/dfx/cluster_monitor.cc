@@ -30,8 +30,8 @@ void DetachHeartbeat(const comm::Communicator* comm) {
   Heartbeat::Instance().Detach(comm);
 }
 
-void ReportClusterException(const comm::OpRecord& op) {
-  Heartbeat::Instance().ReportClusterException(op);
+std::vector<HbEvent> ReportClusterException(const comm::OpRecord& op) {
+  return Heartbeat::Instance().ReportClusterException(op);
 }
 
 bool PeerExited(const comm::OpRecord& op, int32_t remote_rank) {

@@ -18,8 +18,9 @@ void AttachHeartbeat(const std::shared_ptr<comm::Communicator>& comm);
 void DetachHeartbeat(const comm::Communicator* comm);
 
 // After the "Task run failed" lines of a failed op: the Cluster Exception Location lines for
-// the key heartbeat events this process holds (none when there are none).
-void ReportClusterException(const comm::OpRecord& op);
+// the key heartbeat events this process holds (none when there are none); returns those events
+// in print order.
+std::vector<HbEvent> ReportClusterException(const comm::OpRecord& op);
 // The heartbeat events those lines name, in print order (empty when none or heartbeat off).
 std::vector<HbEvent> ClusterExceptionEvents(const comm::OpRecord& op);
 

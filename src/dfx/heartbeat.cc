@@ -28,6 +28,7 @@
 #include "comm/op_observer.h"
 #include "common/env_config.h"
 #include "dfx/heartbeat_graph.h"
+#include "dfx/root_cause.h"
 #include "log/plog.h"
 
 namespace vigil::dfx {
@@ -445,8 +446,8 @@ class Heartbeat::Impl : public comm::OpObserver {
     return PeerExited(uid);
   }
 
-  void ReportClusterException(const comm::OpRecord& op) {
-    const std::vector<HbEvent> key = KeyEvents(op);
+  std::vector<HbEvent> ReportClusterException(const comm::OpRecord& op) {
+    std::vector<HbEvent> key = KeyEvents(op);
     for (size_t i = 0; i < key.size(); ++i) {
       const std::string line = FormatClusterExceptionLine(key[i]);
       if (i < 3) HCCL_ERROR("{}", line);
@@ -458,6 +459,7 @@ class Heartbeat::Impl : public comm::OpObserver {
           "first 3 are printed; all heartbeat events are in run/plog (HeartbeatAbnormal)",
           key.size());
     }
+    return key;
   }
 
   std::vector<HbEvent> KeyEvents(const comm::OpRecord& op) {
@@ -479,6 +481,25 @@ class Heartbeat::Impl : public comm::OpObserver {
       std::this_thread::sleep_for(kTick);
     }
     return key;
+  }
+
+  bool Locate(const std::string& identifier, const std::string& uid, std::string* in,
+              uint32_t* rank, uint32_t* pid) {
+    std::lock_guard<std::mutex> lock(mu_);
+    const CommEntry* found = nullptr;
+    uint32_t at = 0;
+    for (const auto& c : comms_) {
+      auto it = std::find(c->uids.begin(), c->uids.end(), uid);
+      if (it == c->uids.end() || (found != nullptr && c->identifier != identifier)) continue;
+      found = c.get();
+      at = static_cast<uint32_t>(it - c->uids.begin());
+      if (c->identifier == identifier) break;
+    }
+    if (found == nullptr) return false;
+    *in = found->identifier;
+    *rank = at;
+    *pid = found->pids[at];
+    return true;
   }
 
   std::vector<HbEvent> Events() {
@@ -641,6 +662,7 @@ class Heartbeat::Impl : public comm::OpObserver {
 
   void OnLinkError(const std::weak_ptr<CommEntry>& weak, const transport::LinkError& err) {
     std::string local_uid, remote_uid, identifier;
+    uint32_t remote_pid = 0;
     bool far_end_reported = false;
     {
       std::lock_guard<std::mutex> lock(mu_);
@@ -648,6 +670,7 @@ class Heartbeat::Impl : public comm::OpObserver {
       if (!e || err.remote.rank >= e->size) return;
       local_uid = e->uid();
       remote_uid = e->uids[err.remote.rank];
+      remote_pid = e->pids[err.remote.rank];
       identifier = e->identifier;
       far_end_reported = CqeBetweenLocked(local_uid, remote_uid);
     }
@@ -669,8 +692,16 @@ class Heartbeat::Impl : public comm::OpObserver {
     HCCL_RUN_WARNING("[Heartbeat]data link of communicator [{}] rank[{}] to rank[{}] failed: {}",
                      identifier, err.local.rank, err.remote.rank, err.reason);
     std::call_once(cqe_screen_once_, [&] {
-      log::ScreenError("EI0013", {local.server, local.device_id, local.device_ip, remote.server,
-                                  remote.device_id, remote.device_ip});
+      // Beside HCCL's line, the event it raises: the peer's rank and the class of the fault.
+      RootCause cause;
+      cause.event = HbEvent{remote_uid, local_uid, HbStatus::kCqe, WallClock::now(), NowMicros()};
+      cause.rank = err.remote.rank;
+      cause.pid = remote_pid;
+      cause.informer_rank = err.local.rank;
+      log::ScreenError("EI0013",
+                       {local.server, local.device_id, local.device_ip, remote.server,
+                        remote.device_id, remote.device_ip},
+                       {FormatRootCauseLine(cause, kb::Get(), WallClock::now())});
     });
     std::lock_guard<std::mutex> lock(mu_);
     RaiseLocked(remote_uid, local_uid, HbStatus::kCqe, "", 0);
@@ -1230,14 +1261,18 @@ void Heartbeat::Attach(const std::shared_ptr<comm::Communicator>& comm) {
 void Heartbeat::Detach(const comm::Communicator* comm) {
   impl_->Detach(comm);
 }
-void Heartbeat::ReportClusterException(const comm::OpRecord& op) {
-  impl_->ReportClusterException(op);
+std::vector<HbEvent> Heartbeat::ReportClusterException(const comm::OpRecord& op) {
+  return impl_->ReportClusterException(op);
 }
 std::vector<HbEvent> Heartbeat::KeyEvents(const comm::OpRecord& op) {
   return impl_->KeyEvents(op);
 }
 std::string Heartbeat::ViewJson() {
   return impl_->ViewJson();
+}
+bool Heartbeat::Locate(const std::string& identifier, const std::string& uid, std::string* in,
+                       uint32_t* rank, uint32_t* pid) {
+  return enabled() && impl_->Locate(identifier, uid, in, rank, pid);
 }
 bool Heartbeat::PeerExited(const std::string& identifier, uint32_t rank) {
   return enabled() && impl_->PeerExited(identifier, rank);

@@ -50,14 +50,20 @@ class Heartbeat {
 
   void Attach(const std::shared_ptr<comm::Communicator>& comm);
   void Detach(const comm::Communicator* comm);
-  // The Cluster Exception Location lines for a failed op (first three at ERROR, all to run).
-  void ReportClusterException(const comm::OpRecord& op);
+  // The Cluster Exception Location lines for a failed op (first three at ERROR, all to run);
+  // returns the events they name, as KeyEvents.
+  std::vector<HbEvent> ReportClusterException(const comm::OpRecord& op);
   // The events those lines are made of (VigilCommGetLastErrorMessage), in print order.
   std::vector<HbEvent> KeyEvents(const comm::OpRecord& op);
 
   // Whether rank `rank` of communicator `identifier` has exited (its maintenance listener
   // refuses connections); false when alive, unknown or the heartbeat is off. Blocks <= 300 ms.
   bool PeerExited(const std::string& identifier, uint32_t rank);
+
+  // Rank and pid of heartbeat identity `uid` in communicator `identifier`, else in another
+  // attached communicator (*in names the one); false when none attached holds it.
+  bool Locate(const std::string& identifier, const std::string& uid, std::string* in,
+              uint32_t* rank, uint32_t* pid);
 
   // This process's view for `vigil health` (JSON text).
   std::string ViewJson();

@@ -13,6 +13,7 @@
 #include "dfx/cluster_monitor.h"
 #include "dfx/entry_log.h"
 #include "dfx/flight_recorder.h"
+#include "dfx/root_cause.h"
 #include "log/plog.h"
 #include "runtime/stream.h"
 
@@ -209,7 +210,7 @@ class TaskExceptionHandler : public comm::OpObserver {
                    op.tag());
       }
     }
-    ReportClusterException(op);
+    const std::vector<HbEvent> key = ReportClusterException(op);
     if (!t.failure) return;
     const comm::OpFailure& f = *t.failure;
     if (f.kind == comm::OpFailure::Kind::kResource) {
@@ -229,9 +230,11 @@ class TaskExceptionHandler : public comm::OpObserver {
         const std::string base = fmt::format(
             "streamID:[{}], taskID[{}], taskType[Notify Wait], tag[{}], AlgType(level 0-1-2):[{}].",
             op.stream_id, op.task_id, op.tag(), op.alg_type());
-        ScreenOnce("EI0002", {remote, base, fmt::format("index[{}], count[{}], dataType[{}]",
-                                                        op.index, op.count, DataTypeName(op.dtype)),
-                              group});
+        ScreenOnce(op, key, "EI0002",
+                   {remote, base,
+                    fmt::format("index[{}], count[{}], dataType[{}]", op.index, op.count,
+                                DataTypeName(op.dtype)),
+                    group});
         break;
       }
       case comm::OpFailure::Kind::kCopyFault: {
@@ -243,26 +246,30 @@ class TaskExceptionHandler : public comm::OpObserver {
             "remote rank:[{}]",
             P(f.copy_src), P(f.copy_dst), f.copy_bytes,
             f.link_type.empty() ? "LOCAL" : f.link_type, remote);
-        ScreenOnce("EI0012", {remote, base, task, group});
+        ScreenOnce(op, key, "EI0012", {remote, base, task, group});
         break;
       }
       case comm::OpFailure::Kind::kResource:
-        ScreenOnce("EI0011", {f.reason});
+        ScreenOnce(op, {}, "EI0011", {f.reason});
         break;
       case comm::OpFailure::Kind::kParam:
         // The communicator raised EI0005 itself when it found the inconsistency.
         break;
       case comm::OpFailure::Kind::kLink:
-        ScreenOnce("EI0013", {f.local_ip, std::to_string(f.local_device), f.local_ip, f.remote_ip,
-                              std::to_string(f.remote_device), f.remote_ip});
+        ScreenOnce(op, key, "EI0013",
+                   {f.local_ip, std::to_string(f.local_device), f.local_ip, f.remote_ip,
+                    std::to_string(f.remote_device), f.remote_ip});
         break;
       default:
         break;
     }
   }
 
-  void ScreenOnce(const char* code, const std::vector<std::string>& args) {
-    std::call_once(screen_once_, [&] { log::ScreenError(code, args); });
+  // HCCL's line, and beside it the root cause the heartbeat events name (none when they name
+  // none: an op that failed on its own, a memory fault, or no heartbeat).
+  void ScreenOnce(const comm::OpRecord& op, const std::vector<HbEvent>& key, const char* code,
+                  const std::vector<std::string>& args) {
+    std::call_once(screen_once_, [&] { log::ScreenError(code, args, RootCauseLines(op, key)); });
   }
 
   std::mutex mu_;

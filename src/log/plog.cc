@@ -202,21 +202,34 @@ void Write(Channel channel, Level level, std::string_view module, const char* fi
 
 void ScreenError(std::string_view code, const std::vector<std::string>& args,
                  std::source_location where) {
+  ScreenError(code, args, {}, where);
+}
+
+void ScreenError(std::string_view code, const std::vector<std::string>& args,
+                 const std::vector<std::string>& after, std::source_location where) {
   GetState();
   const ErrorCodeInfo* info = FindErrorCode(code);
-  std::string text;
+  std::vector<std::string> texts;
+  texts.reserve(1 + after.size());
   if (info != nullptr) {
-    text = RenderScreenError(*info, args);
+    texts.push_back(RenderScreenError(*info, args));
   } else {
-    text = RenderScreenError(*FindErrorCode("EI9999"),
-                             {fmt::format("unknown error code [{}]", code)});
+    texts.push_back(RenderScreenError(*FindErrorCode("EI9999"),
+                                      {fmt::format("unknown error code [{}]", code)}));
   }
-  const std::string screen = fmt::format("[PID: {}] {} {}\n", g_pid.load(std::memory_order_relaxed),
-                                         FormatPlogTime(WallClock::now()), text);
+  texts.insert(texts.end(), after.begin(), after.end());
+  const int pid = g_pid.load(std::memory_order_relaxed);
+  const std::string stamp = FormatPlogTime(WallClock::now());
+  std::string screen;
+  for (const std::string& text : texts) {
+    fmt::format_to(std::back_inserter(screen), "[PID: {}] {} {}\n", pid, stamp, text);
+  }
   WriteAll(STDERR_FILENO, screen.data(), screen.size());
   if (Enabled(Channel::kDebug, Level::kError)) {
-    Write(Channel::kDebug, Level::kError, "HCCL", where.file_name(),
-          static_cast<int>(where.line()), text);
+    for (const std::string& text : texts) {
+      Write(Channel::kDebug, Level::kError, "HCCL", where.file_name(),
+            static_cast<int>(where.line()), text);
+    }
   }
 }
 

@@ -38,6 +38,13 @@ void Write(Channel channel, Level level, std::string_view module, const char* fi
 void ScreenError(std::string_view code, const std::vector<std::string>& args,
                  std::source_location where = std::source_location::current());
 
+// As above, then lines of the library's own that explain it (the root cause a heartbeat event
+// names), each with the same "[PID: n] <time> " prefix and no code of their own, all in one
+// write(2) so that no other process's line lands between them. Each goes to the debug log too.
+void ScreenError(std::string_view code, const std::vector<std::string>& args,
+                 const std::vector<std::string>& after,
+                 std::source_location where = std::source_location::current());
+
 // Paths of the current files (tests, flight recorder dumps).
 std::string RunLogPath();
 std::string DebugLogPath();

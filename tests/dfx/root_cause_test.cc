@@ -1,0 +1,129 @@
+// The root-cause screen line (dfx/root_cause.h) without a job: its words come from the
+// knowledge-base entry of the event's status, and the base's own "vigil.root_cause_line" pattern
+// reads every field back, whatever is known or not.
+#include "dfx/root_cause.h"
+
+#include <gtest/gtest.h>
+#include <re2/re2.h>
+
+#include <map>
+#include <string>
+#include <vector>
+
+namespace vigil::dfx {
+namespace {
+
+std::map<std::string, std::string> Groups(const std::string& line) {
+  const kb::Entry* e = kb::Get().Find("vigil.root_cause_line");
+  if (e == nullptr || e->patterns.empty()) return {{"error", "no vigil.root_cause_line"}};
+  const RE2 re(e->patterns.front().re);
+  if (!re.ok() || line.find(e->patterns.front().needle) == std::string::npos) return {};
+  const int n = re.NumberOfCapturingGroups();
+  std::vector<std::string> values(static_cast<size_t>(n));
+  std::vector<RE2::Arg> args(static_cast<size_t>(n));
+  std::vector<const RE2::Arg*> ptrs(static_cast<size_t>(n));
+  for (size_t i = 0; i < values.size(); ++i) {
+    args[i] = &values[i];
+    ptrs[i] = &args[i];
+  }
+  std::map<std::string, std::string> out;
+  if (!RE2::PartialMatchN(line, re, ptrs.data(), n)) return out;
+  for (const auto& [name, index] : re.NamedCapturingGroups()) {
+    out[name] = values[static_cast<size_t>(index - 1)];
+  }
+  return out;
+}
+
+// A small base of its own: the line's entry from the real one, and a LOST entry of known words.
+kb::KnowledgeBase TestBase(const std::string& lost_id) {
+  const std::string classes =
+      R"({"classes": [{"id": "process", "name": "p", "meaning": "m"},
+                      {"id": "network", "name": "n", "meaning": "m"}]})";
+  const std::string entries = R"({"entries": [{"id": ")" + lost_id + R"(", "family": ")" +
+                              lost_id.substr(0, lost_id.find('.')) + R"(",
+      "component": "HCCL", "class": "process", "role": "cause", "title": "Heartbeat lost",
+      "meaning": "A neighbour stopped beating. Second sentence, not on the screen.",
+      "causes": ["c"], "checks": ["k"], "actions": ["a"], "symptom_of": [], "leads_to": [],
+      "patterns": []}]})";
+  std::vector<std::string> errors;
+  kb::KnowledgeBase base = kb::KnowledgeBase::Parse({classes, entries}, &errors);
+  EXPECT_TRUE(errors.empty()) << errors.front();
+  return base;
+}
+
+HbEvent Lost(WallClock::time_point now) {
+  HbEvent e;
+  e.crimer = "127.0.0.1/2";
+  e.informer = "127.0.0.1/1";
+  e.status = HbStatus::kLost;
+  e.arrival = now;
+  e.discovered_us = static_cast<uint64_t>(
+      std::chrono::duration_cast<std::chrono::microseconds>(now.time_since_epoch()).count() -
+      3'104'000);
+  return e;
+}
+
+TEST(RootCauseLine, WordsFromTheEntryAllFieldsReadBack) {
+  const auto now = WallClock::now();
+  RootCause c;
+  c.event = Lost(now);
+  c.rank = 2;
+  c.pid = 5678;
+  c.exited = true;
+  c.informer_rank = 1;
+  const std::string line = FormatRootCauseLine(c, TestBase("hccl.heartbeat_lost"), now);
+  EXPECT_EQ(line,
+            "Vigil_Root_Cause(hccl.heartbeat_lost): rank 2 (127.0.0.1/2, pid 5678, exited) LOST, "
+            "class process: A neighbour stopped beating; informer rank 1 (127.0.0.1/1), 3104 ms "
+            "after the event.");
+  auto g = Groups(line);
+  EXPECT_EQ(g["kb"], "hccl.heartbeat_lost");
+  EXPECT_EQ(g["rank"], "2");
+  EXPECT_EQ(g["ip"], "127.0.0.1");
+  EXPECT_EQ(g["device"], "2");
+  EXPECT_EQ(g["pid"], "5678");
+  EXPECT_EQ(g["exited"], ", exited");
+  EXPECT_EQ(g["status"], "LOST");
+  EXPECT_EQ(g["informer_rank"], "1");
+  EXPECT_EQ(g["informer_ip"], "127.0.0.1");
+  EXPECT_EQ(g["elapsed_ms"], "3104");
+}
+
+TEST(RootCauseLine, UnknownRanksAndPidStillRead) {
+  const auto now = WallClock::now();
+  RootCause c;
+  c.event = Lost(now);
+  c.event.crimer = "10.0.0.7/3#4242";  // two ranks on one device: the pid in the uid
+  c.event.status = HbStatus::kCqe;
+  const std::string line = FormatRootCauseLine(c, TestBase("hccl.heartbeat_lost"), now);
+  auto g = Groups(line);
+  ASSERT_FALSE(g.empty()) << line;
+  EXPECT_EQ(g["rank"], "?");
+  EXPECT_EQ(g["ip"], "10.0.0.7");
+  EXPECT_EQ(g["device"], "3");
+  EXPECT_EQ(g["pid"], "");
+  EXPECT_EQ(g["status"], "ERROR CQE");
+  EXPECT_EQ(g["informer_rank"], "?");
+}
+
+TEST(RootCauseLine, VigilEntryWhenTheBaseHasNoHcclOne) {
+  const kb::KnowledgeBase base = TestBase("vigil.heartbeat_lost");
+  ASSERT_NE(RootCauseEntry(base, HbStatus::kLost), nullptr);
+  EXPECT_EQ(RootCauseEntry(base, HbStatus::kLost)->id, "vigil.heartbeat_lost");
+  EXPECT_EQ(RootCauseEntry(base, HbStatus::kStuck), nullptr);
+  EXPECT_EQ(RootCauseEntry(base, HbStatus::kOk), nullptr);
+}
+
+// The shipped base has an entry, a class and words for every status the heartbeat reports.
+TEST(RootCauseLine, ShippedBaseCoversEveryStatus) {
+  for (HbStatus s : {HbStatus::kLost, HbStatus::kStuck, HbStatus::kCqe}) {
+    const kb::Entry* e = RootCauseEntry(kb::Get(), s);
+    ASSERT_NE(e, nullptr) << HbStatusName(s);
+    EXPECT_NE(kb::Get().Class(e->cls), nullptr) << e->id;
+    EXPECT_FALSE(e->meaning.empty()) << e->id;
+  }
+  EXPECT_EQ(RootCauseEntry(kb::Get(), HbStatus::kLost)->cls, "process");
+}
+
+}  // namespace
+}  // namespace vigil::dfx

@@ -1,0 +1,235 @@
+// The root-cause screen line on real jobs (processes under `vigil run`, the heartbeat tests'
+// rank program): when a rank is killed, every survivor's stderr holds HCCL's EI0002 line and,
+// right after it (same process, next line), Vigil's root-cause line naming the killed rank, its
+// pid, LOST and class process, readable by the knowledge base's "vigil.root_cause_line" pattern.
+// When no heartbeat event names a root (a rank late in host code, stuck detection off), the
+// waiting rank's EI0002 stands alone. Behaviour only: no time is asserted.
+#include <fcntl.h>
+#include <gtest/gtest.h>
+#include <re2/re2.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <sstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+namespace fs = std::filesystem;
+
+namespace {
+
+constexpr const char* kEi0002 =
+    "Communication_Error_Timeout(EI0002): Communication operator execution waiting times out.";
+constexpr const char* kRootCause = "Vigil_Root_Cause(";
+
+std::string ReadFile(const fs::path& p) {
+  std::ifstream in(p);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+// The line's pattern, from the knowledge base's data file (what `vigil diagnose` reads).
+std::string LinePattern() {
+  const auto kb = nlohmann::json::parse(ReadFile(fs::path(VIGIL_KB_DIR) / "vigil.json"));
+  for (const auto& e : kb.at("entries")) {
+    if (e.at("id") == "vigil.root_cause_line") return e.at("patterns").at(0).at("re");
+  }
+  return "";
+}
+
+// The named groups of `re` in `line` (an unmatched optional group: ""); empty when it does
+// not match.
+std::map<std::string, std::string> Groups(const RE2& re, const std::string& line) {
+  const int n = re.NumberOfCapturingGroups();
+  std::vector<std::string> values(static_cast<size_t>(n));
+  std::vector<RE2::Arg> args(static_cast<size_t>(n));
+  std::vector<const RE2::Arg*> ptrs(static_cast<size_t>(n));
+  for (size_t i = 0; i < values.size(); ++i) {
+    args[i] = &values[i];
+    ptrs[i] = &args[i];
+  }
+  std::map<std::string, std::string> out;
+  if (!RE2::PartialMatchN(line, re, ptrs.data(), n)) return out;
+  for (const auto& [name, index] : re.NamedCapturingGroups()) {
+    out[name] = values[static_cast<size_t>(index - 1)];
+  }
+  return out;
+}
+
+struct Job {
+  int n = 2;
+  std::string fault;
+  int victim = -1;
+  std::vector<std::string> env;
+};
+
+struct Outcome {
+  fs::path dir;
+  bool timed_out = false;
+  std::string screen;          // the launcher's stderr: every rank's screen lines
+  std::map<int, int> pid_of;   // rank -> pid (from DIR/ready-R)
+  std::map<int, bool> result;  // rank -> it wrote its result (its op returned)
+};
+
+Outcome RunJob(const std::string& name, const Job& job) {
+  Outcome o;
+  const char* base = std::getenv("FAULT_TEST_TMP");
+  o.dir = (base != nullptr ? fs::path(base) : fs::temp_directory_path()) /
+          ("vigil_rootcause_" + name + "_" + std::to_string(getpid()));
+  fs::remove_all(o.dir);
+  fs::create_directories(o.dir);
+  const int timeout_s = 90;
+  std::vector<std::string> args = {VIGIL_BIN,
+                                   "run",
+                                   "-n",
+                                   std::to_string(job.n),
+                                   "--log-dir",
+                                   (o.dir / "logs").string(),
+                                   "--timeout",
+                                   std::to_string(timeout_s),
+                                   "-q",
+                                   "--",
+                                   HB_DRIVER,
+                                   "--out",
+                                   o.dir.string(),
+                                   "--fault",
+                                   job.fault,
+                                   "--victim",
+                                   std::to_string(job.victim)};
+  const fs::path err = o.dir / "screen.txt";
+  const pid_t pid = fork();
+  if (pid == 0) {
+    setpgid(0, 0);
+    for (const std::string& kv : job.env) {
+      const size_t eq = kv.find('=');
+      setenv(kv.substr(0, eq).c_str(), kv.substr(eq + 1).c_str(), 1);
+    }
+    setenv("ASCEND_PROCESS_LOG_PATH", (o.dir / "logs").c_str(), 1);
+    const int fd = open(err.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    if (fd >= 0) dup2(fd, 2);
+    std::vector<char*> argv;
+    for (auto& a : args) argv.push_back(a.data());
+    argv.push_back(nullptr);
+    execvp(argv[0], argv.data());
+    _exit(127);
+  }
+  const auto start = std::chrono::steady_clock::now();
+  int status = 0;
+  while (waitpid(pid, &status, WNOHANG) != pid) {
+    if (std::chrono::steady_clock::now() - start > std::chrono::seconds(timeout_s + 30)) {
+      kill(-pid, SIGKILL);  // the launcher itself hung: never expected
+      o.timed_out = true;
+      waitpid(pid, &status, 0);
+      break;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  o.screen = ReadFile(err);
+  if (o.screen.find("--timeout") != std::string::npos) o.timed_out = true;
+  for (int r = 0; r < job.n; ++r) {
+    const std::string p = ReadFile(o.dir / ("ready-" + std::to_string(r)));
+    if (!p.empty()) o.pid_of[r] = std::atoi(p.c_str());
+    o.result[r] = fs::exists(o.dir / ("result-" + std::to_string(r)));
+  }
+  return o;
+}
+
+// The screen lines one process printed, in order.
+std::vector<std::string> LinesOf(const std::string& screen, int pid) {
+  const std::string prefix = "[PID: " + std::to_string(pid) + "] ";
+  std::vector<std::string> out;
+  std::istringstream in(screen);
+  for (std::string line; std::getline(in, line);) {
+    if (line.rfind(prefix, 0) == 0) out.push_back(line);
+  }
+  return out;
+}
+
+struct DropIfPassed {
+  fs::path dir;
+  ~DropIfPassed() {
+    if (!::testing::Test::HasFailure()) fs::remove_all(dir);
+  }
+};
+
+const std::vector<std::string> kEnv = {"HCCL_BUFFSIZE=4", "HCCL_IF_BASE_PORT=0",
+                                       "HCCL_CONNECT_TIMEOUT=60", "ASCEND_GLOBAL_LOG_LEVEL=3"};
+
+std::vector<std::string> Env(std::initializer_list<std::string> extra) {
+  std::vector<std::string> env = kEnv;
+  env.insert(env.end(), extra);
+  return env;
+}
+
+// Rank 2 of 4 is SIGKILLed while the others wait for it in an AllReduce (exec timeout far
+// away: the errors come from the heartbeat's LOST).
+TEST(RootCauseScreen, KilledRankIsNamedBesideEI0002) {
+  Job job;
+  job.n = 4;
+  job.fault = "kill";
+  job.victim = 2;
+  job.env = Env({"HCCL_EXEC_TIMEOUT=120"});
+  const Outcome o = RunJob("kill", job);
+  DropIfPassed drop{o.dir};
+  ASSERT_FALSE(o.timed_out) << o.screen;
+  ASSERT_EQ(o.pid_of.size(), 4u) << o.screen;
+  const int victim_pid = o.pid_of.at(2);
+  const RE2 re(LinePattern());
+  ASSERT_TRUE(re.ok()) << re.error();
+  for (int r : {0, 1, 3}) {
+    SCOPED_TRACE("rank " + std::to_string(r));
+    EXPECT_TRUE(o.result.at(r)) << "its AllReduce never returned\n" << o.screen;
+    const std::vector<std::string> lines = LinesOf(o.screen, o.pid_of.at(r));
+    size_t at = lines.size();
+    for (size_t i = 0; i < lines.size(); ++i) {
+      if (lines[i].find(kEi0002) != std::string::npos) at = i;
+    }
+    ASSERT_LT(at, lines.size()) << "no EI0002 line of its own\n" << o.screen;
+    ASSERT_LT(at + 1, lines.size()) << "nothing after its EI0002 line\n" << o.screen;
+    const std::string& line = lines[at + 1];
+    ASSERT_NE(line.find(kRootCause), std::string::npos) << "not a root-cause line: " << line;
+    std::map<std::string, std::string> g = Groups(re, line);
+    ASSERT_FALSE(g.empty()) << "the knowledge base's pattern does not read: " << line;
+    EXPECT_TRUE(g["kb"] == "hccl.heartbeat_lost" || g["kb"] == "vigil.heartbeat_lost") << line;
+    EXPECT_EQ(g["rank"], "2") << line;
+    EXPECT_EQ(g["pid"], std::to_string(victim_pid)) << line;
+    EXPECT_EQ(g["exited"], ", exited") << line;
+    EXPECT_EQ(g["status"], "LOST") << line;
+    EXPECT_NE(line.find(") LOST, class process: "), std::string::npos) << line;
+    EXPECT_NE(g["informer_rank"], "2") << line;
+    EXPECT_NE(g["informer_rank"], "?") << line;
+    std::printf("rank %d: %s\n", r, line.c_str());
+  }
+}
+
+// No heartbeat event: rank 1 of 2 stays in host code (stuck detection off) until rank 0's
+// AllReduce has timed out. Rank 0's EI0002 names no root.
+TEST(RootCauseScreen, NoRootNoLine) {
+  Job job;
+  job.n = 2;
+  job.fault = "sleep";
+  job.victim = 1;
+  job.env = Env({"HCCL_EXEC_TIMEOUT=3", "HCCL_DFS_CONFIG=stuck_detection:off"});
+  const Outcome o = RunJob("noroot", job);
+  DropIfPassed drop{o.dir};
+  ASSERT_FALSE(o.timed_out) << o.screen;
+  ASSERT_EQ(o.pid_of.count(0), 1u) << o.screen;
+  EXPECT_TRUE(o.result.at(0)) << o.screen;
+  const std::vector<std::string> lines = LinesOf(o.screen, o.pid_of.at(0));
+  bool ei0002 = false;
+  for (const std::string& line : lines) {
+    ei0002 = ei0002 || line.find(kEi0002) != std::string::npos;
+    EXPECT_EQ(line.find(kRootCause), std::string::npos) << "a root with no event: " << line;
+  }
+  EXPECT_TRUE(ei0002) << o.screen;
+}
+
+}  // namespace
