@@ -64,14 +64,7 @@ TEST(KnowledgeBase, EveryEntryIsComplete) {
       EXPECT_FALSE(e.patterns.empty()) << e.id;
       EXPECT_EQ(e.id.rfind(e.family + ".", 0), 0u) << e.id;
     }
-    for (const Pattern& p : e.patterns) {
-      EXPECT_FALSE(p.needle.empty()) << e.id;
-      // The needle is a literal the line must contain: a regex that cannot hold it verbatim
-      // would never run. (A cheap check: the needle's first character occurs in the regex.)
-      if (!p.re.empty()) {
-        EXPECT_NE(p.re.find(p.needle[0]), std::string::npos) << e.id;
-      }
-    }
+    for (const Pattern& p : e.patterns) EXPECT_FALSE(p.needle.empty()) << e.id;
   }
 }
 
