@@ -122,6 +122,14 @@ bool ParsePatterns(const json& o, Entry* e, const std::string& where,
       ok = false;
       continue;
     }
+    if (auto f = p.find("fields_only"); f != p.end()) {
+      if (!f->is_boolean()) {
+        errors->push_back(where + ": pattern \"fields_only\" is not true or false");
+        ok = false;
+        continue;
+      }
+      pat.fields_only = f->get<bool>();
+    }
     for (const std::string& g : GroupNames(pat.re)) {
       if (!kGroupNames.count(g)) {
         errors->push_back(where + ": pattern group \"" + g + "\" is not one the analyzer reads");

@@ -18,7 +18,8 @@
 //   causes, checks, actions   lists of sentences, Vigil's words
 //   symptom_of  ids of entries this one is commonly a consequence of
 //   leads_to    ids of entries this one commonly causes
-//   patterns    [{"needle": literal that must occur, "re": RE2 regex with named groups}], used
+//   patterns    [{"needle": literal that must occur, "re": RE2 regex with named groups,
+//               "fields_only": true when it only reads fields of a coded line}], used
 //               by the analyzer for un-coded messages and for fields of coded ones. Named groups
 //               the analyzer knows: rank, remote_rank, src_rank, dst_rank, pid, ip, remote_ip,
 //               device, seq, op, group, tag, timeout_ms, timeout_s, elapsed_ms, ret, port, status,
@@ -39,6 +40,9 @@ namespace vigil::kb {
 struct Pattern {
   std::string needle;  // literal the line must contain (a cheap first test)
   std::string re;      // RE2 syntax; empty: the needle alone matches
+  // Only reads fields of a line already known as this entry (by its code): a pattern whose
+  // needle is not distinctive enough to recognise the entry on its own ("tag[").
+  bool fields_only = false;
 };
 
 struct Entry {

@@ -56,6 +56,7 @@ const std::map<std::string, Group>& GroupNames() {
 struct Compiled {
   const kb::Entry* entry = nullptr;
   std::string needle;
+  bool fields_only = false;
   std::unique_ptr<RE2> re;  // null: the needle alone matches
   int index[kGroups];
   int groups = 0;
@@ -127,6 +128,7 @@ KbMatcher::KbMatcher(const kb::KnowledgeBase& base) : impl_(std::make_unique<Imp
       Compiled c;
       c.entry = &e;
       c.needle = p.needle;
+      c.fields_only = p.fields_only;
       std::fill(std::begin(c.index), std::end(c.index), -1);
       if (!p.re.empty()) {
         RE2::Options opt;
@@ -183,7 +185,7 @@ std::vector<KbMatch> KbMatcher::Match(std::string_view s, size_t max) const {
   const kb::Entry* last = nullptr;
   for (const Compiled& c : impl_->patterns) {
     if (out.size() >= max) break;
-    if (c.entry == last) continue;  // one match per entry
+    if (c.entry == last || c.fields_only) continue;  // one match per entry
     KbFields f;
     if (!Read(c, s, &f)) continue;
     out.push_back(KbMatch{c.entry, std::move(f)});
