@@ -52,8 +52,7 @@ std::string FirstSentence(const std::string& text) {
 const kb::Entry* RootCauseEntry(const kb::KnowledgeBase& base, HbStatus status) {
   const char* slug = StatusSlug(status);
   if (slug == nullptr) return nullptr;
-  if (const kb::Entry* e = base.Find(std::string("hccl.") + slug)) return e;
-  return base.Find(std::string("vigil.") + slug);
+  return base.Find(std::string("hccl.") + slug);
 }
 
 std::string FormatRootCauseLine(const RootCause& cause, const kb::KnowledgeBase& base,

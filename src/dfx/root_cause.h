@@ -31,8 +31,8 @@ struct RootCause {
   int64_t informer_rank = -1;
 };
 
-// The knowledge-base entry of a status: hccl.heartbeat_lost / _stuck / _error_cqe, else the
-// vigil.heartbeat_* entry of the same name; nullptr when the base has neither.
+// The knowledge-base entry of a status: hccl.heartbeat_lost / _stuck / _error_cqe; nullptr when
+// the base has none (the line then says "unknown").
 const kb::Entry* RootCauseEntry(const kb::KnowledgeBase& base, HbStatus status);
 
 // The line after the "[PID: n] time " prefix, as the header shows. `now` gives the delay since

@@ -106,12 +106,19 @@ TEST(RootCauseLine, UnknownRanksAndPidStillRead) {
   EXPECT_EQ(g["informer_rank"], "?");
 }
 
-TEST(RootCauseLine, VigilEntryWhenTheBaseHasNoHcclOne) {
-  const kb::KnowledgeBase base = TestBase("vigil.heartbeat_lost");
+TEST(RootCauseLine, NoEntryNoWords) {
+  const kb::KnowledgeBase base = TestBase("hccl.heartbeat_lost");
   ASSERT_NE(RootCauseEntry(base, HbStatus::kLost), nullptr);
-  EXPECT_EQ(RootCauseEntry(base, HbStatus::kLost)->id, "vigil.heartbeat_lost");
   EXPECT_EQ(RootCauseEntry(base, HbStatus::kStuck), nullptr);
   EXPECT_EQ(RootCauseEntry(base, HbStatus::kOk), nullptr);
+  RootCause c;
+  c.event = Lost(WallClock::now());
+  c.event.status = HbStatus::kStuck;
+  const std::string line = FormatRootCauseLine(c, base, WallClock::now());
+  EXPECT_NE(line.find("Vigil_Root_Cause(unknown): rank ? (127.0.0.1/2) STUCK, class unknown; "),
+            std::string::npos)
+      << line;
+  EXPECT_FALSE(Groups(line).empty()) << line;
 }
 
 // The shipped base has an entry, a class and words for every status the heartbeat reports.
