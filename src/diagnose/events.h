@@ -93,6 +93,10 @@ struct Event {
   std::string context;         // the traceback frames printed right before the line
   std::string launcher;        // launcher's process name from the line prefix ("VllmWorker")
   std::string op;              // the collective a line names ("ALLREDUCE", "HcclAllreduce")
+  std::string named_kb;        // an entry the line names as the fault (Vigil's root-cause line):
+                               // then rank/pid/ip are that fault's rank, not the printer's
+  int64_t informer_rank = -1;
+  bool exited = false;
   int64_t launcher_rank = -1;  // the rank the line's prefix names ("[rank3]:", "rank=3")
   int64_t src_rank = -1, dst_rank = -1, seq = -1, timeout_ms = -1, elapsed_ms = -1, ret = -1;
 };

@@ -58,6 +58,9 @@ void FillFromKb(const KbFields& f, Event* ev) {
   if (ev->group.empty()) ev->group = f.group;
   if (ev->tag.empty()) ev->tag = f.tag;
   if (ev->status.empty()) ev->status = f.status;
+  if (ev->named_kb.empty()) ev->named_kb = f.kb;
+  if (ev->informer_rank < 0) ev->informer_rank = f.informer_rank;
+  ev->exited = ev->exited || f.exited;
 }
 
 }  // namespace

@@ -27,6 +27,10 @@ void KbFields::Merge(const KbFields& o) {
   i(&elapsed_ms, o.elapsed_ms);
   i(&ret, o.ret);
   i(&port, o.port);
+  i(&informer_rank, o.informer_rank);
+  s(&informer_ip, o.informer_ip);
+  s(&kb, o.kb);
+  exited = exited || o.exited;
   s(&ip, o.ip);
   s(&remote_ip, o.remote_ip);
   s(&op, o.op);
@@ -39,7 +43,8 @@ namespace {
 
 enum Group : uint8_t {
   kRank, kRemoteRank, kSrcRank, kDstRank, kPid, kDevice, kSeq, kTimeoutMs, kTimeoutS, kElapsedMs,
-  kRet, kPort, kIp, kRemoteIp, kOp, kGroup, kTag, kStatus, kGroups
+  kRet, kPort, kIp, kRemoteIp, kOp, kGroup, kTag, kStatus, kKb, kExited, kInformerRank,
+  kInformerIp, kGroups
 };
 
 const std::map<std::string, Group>& GroupNames() {
@@ -49,7 +54,9 @@ const std::map<std::string, Group>& GroupNames() {
       {"seq", kSeq},         {"timeout_ms", kTimeoutMs},   {"timeout_s", kTimeoutS},
       {"elapsed_ms", kElapsedMs}, {"ret", kRet},            {"port", kPort},
       {"ip", kIp},           {"remote_ip", kRemoteIp},     {"op", kOp},
-      {"group", kGroup},     {"tag", kTag},                {"status", kStatus}};
+      {"group", kGroup},     {"tag", kTag},                {"status", kStatus},
+      {"kb", kKb},           {"exited", kExited},          {"informer_rank", kInformerRank},
+      {"informer_ip", kInformerIp}};
   return names;
 }
 
@@ -98,6 +105,10 @@ bool Read(const Compiled& c, std::string_view s, KbFields* f) {
   r.group = std::string(view(kGroup));
   r.tag = std::string(view(kTag));
   r.status = std::string(view(kStatus));
+  r.kb = std::string(view(kKb));
+  r.exited = !view(kExited).empty();
+  r.informer_rank = num(kInformerRank);
+  r.informer_ip = std::string(view(kInformerIp));
   f->Merge(r);
   return true;
 }

@@ -16,8 +16,10 @@ namespace vigil::diagnose {
 // The named groups a pattern may carry, as read from one line (-1 / empty: absent).
 struct KbFields {
   int64_t rank = -1, remote_rank = -1, src_rank = -1, dst_rank = -1, pid = -1, device = -1;
-  int64_t seq = -1, timeout_ms = -1, elapsed_ms = -1, ret = -1, port = -1;
-  std::string ip, remote_ip, op, group, tag, status;
+  int64_t seq = -1, timeout_ms = -1, elapsed_ms = -1, ret = -1, port = -1, informer_rank = -1;
+  std::string ip, remote_ip, op, group, tag, status, informer_ip;
+  std::string kb;       // an entry the line names (Vigil's root-cause line names the crimer's)
+  bool exited = false;  // the line says the process exited
   void Merge(const KbFields& o);  // fills what this one lacks
 };
 

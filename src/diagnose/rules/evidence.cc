@@ -156,10 +156,16 @@ void RuleEvidence(const Job& job, std::vector<Finding>* findings) {
     o.entry = entry;
     o.rank = ReporterRank(job, e, proc_rank);
     o.peer = e.remote_rank >= 0 ? e.remote_rank : e.dst_rank;
+    if (const kb::Entry* named = e.named_kb.empty() ? nullptr : base.Find(e.named_kb)) {
+      // The line names the fault (Vigil's root-cause line): its rank is the faulty one.
+      o.entry = named;
+      o.rank = e.launcher_rank >= 0 ? e.launcher_rank : e.informer_rank;
+      o.peer = e.rank;
+    }
     // One observation per entry and rank (errors repeat): the earliest.
-    if (!seen.insert({entry->id, o.rank}).second) {
+    if (!seen.insert({o.entry->id, o.rank}).second) {
       for (Obs& p : obs)
-        if (p.entry == entry && p.rank == o.rank && Earlier(o, p)) p = o;
+        if (p.entry == o.entry && p.rank == o.rank && Earlier(o, p)) p = o;
       continue;
     }
     obs.push_back(o);
