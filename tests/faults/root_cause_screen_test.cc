@@ -2,8 +2,10 @@
 // rank program): when a rank is killed, every survivor's stderr holds HCCL's EI0002 line and,
 // right after it (same process, next line), Vigil's root-cause line naming the killed rank, its
 // pid, LOST and class process, readable by the knowledge base's "vigil.root_cause_line" pattern.
-// When no heartbeat event names a root (a rank late in host code, stuck detection off), the
-// waiting rank's EI0002 stands alone. Behaviour only: no time is asserted.
+// A rank stuck in host code is named STUCK beside the others' EI0002, and a cut data link ERROR
+// CQE, class network, beside its two ends' EI0013. When no heartbeat event names a root (a rank
+// late in host code, stuck detection off), the waiting rank's EI0002 stands alone. Behaviour
+// only: no time is asserted.
 #include <fcntl.h>
 #include <gtest/gtest.h>
 #include <re2/re2.h>
@@ -28,6 +30,7 @@ namespace {
 constexpr const char* kEi0002 =
     "Communication_Error_Timeout(EI0002): Communication operator execution waiting times out.";
 constexpr const char* kRootCause = "Vigil_Root_Cause(";
+constexpr const char* kEi0013 = "Execution Error ROCE CQE(EI0013): ";
 
 std::string ReadFile(const fs::path& p) {
   std::ifstream in(p);
@@ -68,6 +71,7 @@ struct Job {
   int n = 2;
   std::string fault;
   int victim = -1;
+  int peer = -1;  // fault cut: the other end of the link
   std::vector<std::string> env;
 };
 
@@ -103,7 +107,9 @@ Outcome RunJob(const std::string& name, const Job& job) {
                                    "--fault",
                                    job.fault,
                                    "--victim",
-                                   std::to_string(job.victim)};
+                                   std::to_string(job.victim),
+                                   "--peer",
+                                   std::to_string(job.peer)};
   const fs::path err = o.dir / "screen.txt";
   const pid_t pid = fork();
   if (pid == 0) {
@@ -149,6 +155,17 @@ std::vector<std::string> LinesOf(const std::string& screen, int pid) {
   std::istringstream in(screen);
   for (std::string line; std::getline(in, line);) {
     if (line.rfind(prefix, 0) == 0) out.push_back(line);
+  }
+  return out;
+}
+
+// For each of one process's lines holding `needle`: the line that follows it ("" when none).
+std::vector<std::string> LinesAfter(const std::vector<std::string>& lines, const char* needle) {
+  std::vector<std::string> out;
+  for (size_t i = 0; i < lines.size(); ++i) {
+    if (lines[i].find(needle) != std::string::npos) {
+      out.push_back(i + 1 < lines.size() ? lines[i + 1] : std::string());
+    }
   }
   return out;
 }
@@ -230,6 +247,64 @@ TEST(RootCauseScreen, NoRootNoLine) {
     EXPECT_EQ(line.find(kRootCause), std::string::npos) << "a root with no event: " << line;
   }
   EXPECT_TRUE(ei0002) << o.screen;
+}
+
+// Rank 1 of 3 stays in host code while the others wait in the AllReduce: the heartbeat's stuck
+// detection names it STUCK before their exec timeout, and each waiting rank's EI0002 says so.
+TEST(RootCauseScreen, StuckRankIsNamedBesideEI0002) {
+  Job job;
+  job.n = 3;
+  job.fault = "sleep";
+  job.victim = 1;
+  job.env = Env({"HCCL_EXEC_TIMEOUT=9"});  // stuck checks every 3 s
+  const Outcome o = RunJob("stuck", job);
+  DropIfPassed drop{o.dir};
+  ASSERT_FALSE(o.timed_out) << o.screen;
+  ASSERT_EQ(o.pid_of.size(), 3u) << o.screen;
+  const RE2 re(LinePattern());
+  for (int r : {0, 2}) {
+    SCOPED_TRACE("rank " + std::to_string(r));
+    const std::vector<std::string> after = LinesAfter(LinesOf(o.screen, o.pid_of.at(r)), kEi0002);
+    ASSERT_FALSE(after.empty()) << "no EI0002 line of its own\n" << o.screen;
+    std::map<std::string, std::string> g = Groups(re, after.front());
+    ASSERT_FALSE(g.empty()) << "no root-cause line after its EI0002: " << after.front();
+    EXPECT_EQ(g["kb"], "hccl.heartbeat_stuck") << after.front();
+    EXPECT_EQ(g["rank"], "1") << after.front();
+    EXPECT_EQ(g["pid"], std::to_string(o.pid_of.at(1))) << after.front();
+    EXPECT_EQ(g["exited"], "") << "a stuck process is alive: " << after.front();
+    EXPECT_EQ(g["status"], "STUCK") << after.front();
+    EXPECT_NE(after.front().find(") STUCK, class process: "), std::string::npos) << after.front();
+  }
+}
+
+// Rank 1 cuts its data link to rank 2 while both live: each end's EI0013 is followed by the
+// line of the error CQE, class network, naming the two ends of the link.
+TEST(RootCauseScreen, CutLinkIsNamedBesideEI0013) {
+  Job job;
+  job.n = 4;
+  job.fault = "cut";
+  job.victim = 1;
+  job.peer = 2;
+  job.env = Env({"HCCL_EXEC_TIMEOUT=120"});
+  const Outcome o = RunJob("cut", job);
+  DropIfPassed drop{o.dir};
+  ASSERT_FALSE(o.timed_out) << o.screen;
+  ASSERT_EQ(o.pid_of.size(), 4u) << o.screen;
+  const RE2 re(LinePattern());
+  for (int r : {1, 2}) {
+    SCOPED_TRACE("rank " + std::to_string(r));
+    const std::vector<std::string> after = LinesAfter(LinesOf(o.screen, o.pid_of.at(r)), kEi0013);
+    ASSERT_FALSE(after.empty()) << "no EI0013 line of its own\n" << o.screen;
+    bool named = false;
+    for (const std::string& line : after) {
+      std::map<std::string, std::string> g = Groups(re, line);
+      named = named || (g["kb"] == "hccl.heartbeat_error_cqe" && g["status"] == "ERROR CQE" &&
+                        line.find(") ERROR CQE, class network: ") != std::string::npos &&
+                        ((g["rank"] == "1" && g["informer_rank"] == "2") ||
+                         (g["rank"] == "2" && g["informer_rank"] == "1")));
+    }
+    EXPECT_TRUE(named) << "no EI0013 followed by the cut link's line\n" << o.screen;
+  }
 }
 
 }  // namespace
