@@ -63,6 +63,10 @@ void FillFromKb(const KbFields& f, Event* ev) {
   ev->exited = ev->exited || f.exited;
 }
 
+// CANN's catch-all codes: the last four digits 9999 ("EE9999: Inner Error!", EZ9999, EH9999,
+// EI9999, E39999).
+bool IsCatchAll(std::string_view code) { return code.size() == 6 && code.substr(2) == "9999"; }
+
 }  // namespace
 
 bool FreeTextReader::Wanted(std::string_view line) {
@@ -133,7 +137,19 @@ bool FreeTextReader::Read(std::string_view line, const Loc& loc, std::vector<Eve
     ev.text = Printable(text, 1000);
     out->push_back(std::move(ev));
   }
-  for (KbMatch& m : matcher.Match(rest, 2)) {
+  std::vector<KbMatch> matches = matcher.Match(rest, 2);
+  if (!coded_kb.empty() && IsCatchAll(out->back().code)) {
+    // CANN's xx9999 codes are catch-alls ("Inner Error"): a specific entry recognised in the same
+    // line says more ("... hccl fftsplus task timeout occurred ...").
+    for (const KbMatch& m : matches) {
+      if (m.entry->id == coded_kb) continue;
+      out->back().kb = m.entry->id;
+      FillFromKb(m.fields, &out->back());
+      coded_kb = m.entry->id;
+      break;
+    }
+  }
+  for (KbMatch& m : matches) {
     if (m.entry->id == coded_kb) continue;
     Event ev;
     ev.kind = EventKind::kKb;

@@ -23,6 +23,10 @@ struct Obs {
   int64_t peer = -1;  // the rank it names as the other end
 };
 
+// A catch-all code with nothing specific in its line ("EI9999: Inner Error!"): beside timeouts
+// it says less than they do.
+bool IsCatchAllOnly(const Obs& o) { return !o.entry->id.starts_with("hccl_result."); }
+
 // Which class is the deeper cause when times do not tell (lower first).
 int Depth(const std::string& cls) {
   static const char* order[] = {"device", "network", "memory", "environment", "config", "process",
@@ -33,7 +37,45 @@ int Depth(const std::string& cls) {
 }
 
 bool IsCause(const kb::Entry& e) { return e.role == "cause" && e.cls != "timeout"; }
+// CANN's catch-all codes ("EE9999: Inner Error!") and result codes say that something failed,
+// not what: they rank after every specific entry.
+bool IsWeak(const kb::Entry& e) {
+  return e.id.starts_with("hccl_result.") || (e.code.size() == 6 && e.code.substr(2) == "9999");
+}
 bool IsSymptom(const kb::Entry& e) { return e.role == "symptom" || e.cls == "timeout"; }
+
+// A line's entry made precise by the result code it carries: "HCCL function error: ... error
+// code is 5" is HcclResult 5 (hccl_result.5), "NPU function error: ..., error code is 507048"
+// the runtime's 507048.
+const kb::Entry* Refine(const kb::KnowledgeBase& base, const kb::Entry* e, const Event& ev) {
+  if (ev.ret < 0) return e;
+  const kb::Entry* r = ev.ret < 1000 ? base.Find("hccl_result." + std::to_string(ev.ret))
+                                     : base.Find(std::to_string(ev.ret));
+  return r != nullptr ? r : e;
+}
+
+// Whether entry `to` is a consequence of `from` in the knowledge base's relations (from's
+// leads_to, to's symptom_of), followed a few steps.
+bool Explains(const kb::KnowledgeBase& base, const std::string& from, const std::string& to) {
+  std::set<std::string> seen = {from};
+  std::vector<std::string> frontier = {from};
+  for (int depth = 0; depth < 4 && !frontier.empty(); ++depth) {
+    std::vector<std::string> next;
+    for (const std::string& id : frontier) {
+      std::vector<std::string> out;
+      if (const kb::Entry* e = base.Find(id)) out = e->leads_to;
+      for (const kb::Entry& e : base.entries())
+        for (const std::string& s : e.symptom_of)
+          if (s == id) out.push_back(e.id);
+      for (const std::string& o : out) {
+        if (o == to) return true;
+        if (seen.insert(o).second) next.push_back(o);
+      }
+    }
+    frontier = std::move(next);
+  }
+  return false;
+}
 
 // The rank of each process, from the launcher prefixes and rank fields of its lines.
 std::map<int64_t, int64_t> ProcRanks(const Job& job) {
@@ -154,8 +196,10 @@ void RuleEvidence(const Job& job, std::vector<Finding>* findings) {
     Obs o;
     o.ev = &e;
     o.entry = entry;
+    o.entry = Refine(base, entry, e);
     o.rank = ReporterRank(job, e, proc_rank);
     o.peer = e.remote_rank >= 0 ? e.remote_rank : e.dst_rank;
+    if (o.peer >= (int64_t{1} << 31)) o.peer = -1;  // 4294967295: HCCL's "unknown" (-1 as u32)
     if (const kb::Entry* named = e.named_kb.empty() ? nullptr : base.Find(e.named_kb)) {
       // The line names the fault (Vigil's root-cause line): its rank is the faulty one.
       o.entry = named;
@@ -172,19 +216,34 @@ void RuleEvidence(const Job& job, std::vector<Finding>* findings) {
   }
   if (obs.empty()) return;
 
-  std::vector<Obs> causes, eithers, symptoms;
+  std::vector<Obs> causes, eithers, weak, symptoms;
   for (const Obs& o : obs) {
-    if (IsCause(*o.entry)) causes.push_back(o);
-    else if (IsSymptom(*o.entry)) symptoms.push_back(o);
+    if (IsSymptom(*o.entry)) symptoms.push_back(o);
+    else if (IsWeak(*o.entry)) weak.push_back(o);
+    else if (IsCause(*o.entry)) causes.push_back(o);
     else eithers.push_back(o);
   }
   std::sort(causes.begin(), causes.end(), Earlier);
   std::sort(eithers.begin(), eithers.end(), Earlier);
-  std::sort(symptoms.begin(), symptoms.end(), Earlier);
+  std::sort(weak.begin(), weak.end(), Earlier);
+  // Symptoms: the one the others are consequences of first (EI0002 before the runtime's task
+  // timeout it causes), then communication timeouts, then by time.
+  std::stable_sort(symptoms.begin(), symptoms.end(), [&](const Obs& a, const Obs& b) {
+    if (a.entry != b.entry) {
+      if (Explains(base, a.entry->id, b.entry->id)) return true;
+      if (Explains(base, b.entry->id, a.entry->id)) return false;
+    }
+    bool ta = a.entry->cls == "timeout", tb = b.entry->cls == "timeout";
+    if (ta != tb) return ta;
+    return Earlier(a, b);
+  });
   std::set<int64_t> ranks_seen = RanksSeen(obs);
 
   Finding f;
-  const Obs* root = !causes.empty() ? &causes[0] : !eithers.empty() ? &eithers[0] : nullptr;
+  const Obs* root = !causes.empty()    ? &causes[0]
+                    : !eithers.empty() ? &eithers[0]
+                    : !weak.empty() && (symptoms.empty() || !IsCatchAllOnly(weak[0])) ? &weak[0]
+                                       : nullptr;
   std::vector<std::string> rests_on, collect;
   if (root != nullptr) {
     const kb::Entry& e = *root->entry;
@@ -217,8 +276,8 @@ void RuleEvidence(const Job& job, std::vector<Finding>* findings) {
     if (!e.actions.empty()) f.advice += (f.advice.empty() ? "" : " ") + JoinFirst(e.actions, 2);
     bool known = subject >= 0;
     f.confidence = known ? "high" : "medium";
-    f.score = IsCause(e) ? (known ? 89 : 74) : (known ? 68 : 58);
-    if (!IsCause(e)) f.confidence = known ? "medium" : "low";
+    f.score = IsWeak(e) ? (known ? 60 : 50) : IsCause(e) ? (known ? 89 : 74) : (known ? 68 : 58);
+    if (!IsCause(e) || IsWeak(e)) f.confidence = known && !IsWeak(e) ? "medium" : "low";
     f.ranks.push_back(Ref(job, *root->ev, subject, "root cause"));
     if (e.cls == "network" && root->peer >= 0 && root->peer != subject) {
       RankRef p = Ref(job, *root->ev, root->peer, "peer");
@@ -261,7 +320,7 @@ void RuleEvidence(const Job& job, std::vector<Finding>* findings) {
       f.title = fmt::format("{} on {}: {}", Label(e), RankText(first.rank), ci ? ci->name : e.cls);
       f.summary = e.meaning + " The lines at hand do not name the rank that failed first.";
       f.confidence = "low";
-      f.score = 35;
+      f.score = 45;
       collect.push_back("every rank's logs (run/plog and debug/plog, or each rank's screen output)");
     }
     f.ranks.push_back(Ref(job, *first.ev, first.rank, "reporter"));
@@ -273,7 +332,7 @@ void RuleEvidence(const Job& job, std::vector<Finding>* findings) {
                                                     : "an earlier fault in another rank's logs"});
   }
   // Evidence: the root, then the symptoms (a few).
-  for (const std::vector<Obs>* list : {&causes, &eithers, &symptoms}) {
+  for (const std::vector<Obs>* list : {&causes, &eithers, &weak, &symptoms}) {
     for (const Obs& o : *list) {
       if (f.evidence.size() >= kMaxEvidence) break;
       if (root != nullptr && o.ev == root->ev) continue;
@@ -289,6 +348,21 @@ void RuleEvidence(const Job& job, std::vector<Finding>* findings) {
     for (const std::string& x : collect) c += (c.empty() ? "" : "; ") + x;
     f.facts.push_back({"collect_next", c});
     f.advice += " Collect next: " + c + ".";
+  }
+  // A cause the knowledge base links to another finding's fault (NIC port down -> RDMA init
+  // failed -> listen port failure), or a fault of a rank before the timeouts another rule judged,
+  // is that finding's root: it leads.
+  if (root != nullptr && IsCause(*root->entry)) {
+    for (Finding& other : *findings) {
+      if (other.kb.empty() && other.cls.empty()) continue;
+      bool explained = (!other.kb.empty() && other.kb != f.kb && Explains(base, f.kb, other.kb)) ||
+                       ((other.cls == "timeout" || other.cls == "connection") && f.cls != "timeout" &&
+                        (f.time == kNoTime || other.time == kNoTime || f.time <= other.time));
+      if (!explained || other.score < f.score) continue;
+      f.score = std::min(other.score + 1, 99);
+      other.summary += fmt::format(" It is a consequence of {} ({}).", Label(*root->entry), RankText(f.ranks.front().rank));
+      f.facts.push_back({"explains", other.fault + (other.kb.empty() ? "" : " (" + other.kb + ")")});
+    }
   }
   findings->push_back(std::move(f));
 }

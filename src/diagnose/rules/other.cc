@@ -30,12 +30,14 @@ void RuleOther(Ctx* cx) {
     f.evidence.push_back(cx->Ev(e, "AIV kernel failure"));
     cx->out.push_back(std::move(f));
   }
-  // Screen codes no rule explained (EI0001 env, EI0004 rank table, EJ..., ...): name them.
+  // Screen codes no rule explained and the knowledge base does not know: name them (the
+  // knowledge base's codes are the evidence rule's, rules/evidence.cc).
   std::set<std::string> covered = {"EI0002", "EI0005", "EI0006", "EI0011", "EI0012", "EI0013",
                                    "EI0015", "EI0019", "EI0020", "EI9001"};
   std::map<std::string, const Event*> codes;
   for (const Event& e : job.events)
-    if (e.kind == EventKind::kScreenError && !covered.count(e.code) && !codes.count(e.code)) codes[e.code] = &e;
+    if (e.kind == EventKind::kScreenError && e.kb.empty() && !covered.count(e.code) && !codes.count(e.code))
+      codes[e.code] = &e;
   for (const auto& [code, e] : codes) {
     Finding f;
     f.fault = "error_code";
