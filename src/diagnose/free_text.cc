@@ -151,6 +151,8 @@ bool FreeTextReader::Read(std::string_view line, const Loc& loc, std::vector<Eve
   }
   for (KbMatch& m : matches) {
     if (m.entry->id == coded_kb) continue;
+    // A coded line is that code's: another code's pattern matching its words adds nothing.
+    if (!coded_kb.empty() && !m.entry->code.empty()) continue;
     Event ev;
     ev.kind = EventKind::kKb;
     ev.level = Level::kScreen;

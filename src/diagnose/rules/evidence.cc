@@ -125,11 +125,19 @@ std::string JoinFirst(const std::vector<std::string>& v, size_t n) {
   return s;
 }
 
+// A runtime return code printed by a framework ("error code is 107000"): the runtime's own line
+// of the same failure (EE1001 ...) says more.
+bool IsReturnCode(const kb::Entry& e) {
+  return !e.code.empty() && std::all_of(e.code.begin(), e.code.end(), [](char c) { return c >= '0' && c <= '9'; });
+}
+
 bool Earlier(const Obs& a, const Obs& b) {
   bool ta = a.ev->time != kNoTime, tb = b.ev->time != kNoTime;
   if (ta && tb && a.ev->time != b.ev->time) return a.ev->time < b.ev->time;
   int da = Depth(a.entry->cls), db = Depth(b.entry->cls);
   if (da != db) return da < db;
+  bool ra = IsReturnCode(*a.entry), rb = IsReturnCode(*b.entry);
+  if (ra != rb) return rb;
   if (a.ev->loc.file != b.ev->loc.file) return a.ev->loc.file < b.ev->loc.file;
   return a.ev->loc.line < b.ev->loc.line;
 }
@@ -223,8 +231,17 @@ void RuleEvidence(const Job& job, std::vector<Finding>* findings) {
     else if (IsCause(*o.entry)) causes.push_back(o);
     else eithers.push_back(o);
   }
-  std::sort(causes.begin(), causes.end(), Earlier);
-  std::sort(eithers.begin(), eithers.end(), Earlier);
+  // Causes: the one the knowledge base says the others follow from first (the driver's memory
+  // failure before the runtime's allocation error), then by time and depth.
+  auto deeper = [&](const Obs& a, const Obs& b) {
+    if (a.entry != b.entry) {
+      if (Explains(base, a.entry->id, b.entry->id)) return true;
+      if (Explains(base, b.entry->id, a.entry->id)) return false;
+    }
+    return Earlier(a, b);
+  };
+  std::stable_sort(causes.begin(), causes.end(), deeper);
+  std::stable_sort(eithers.begin(), eithers.end(), deeper);
   std::sort(weak.begin(), weak.end(), Earlier);
   // Symptoms: the one the others are consequences of first (EI0002 before the runtime's task
   // timeout it causes), then communication timeouts, then by time.
@@ -355,9 +372,15 @@ void RuleEvidence(const Job& job, std::vector<Finding>* findings) {
   if (root != nullptr && IsCause(*root->entry)) {
     for (Finding& other : *findings) {
       if (other.kb.empty() && other.cls.empty()) continue;
+      bool before = f.time == kNoTime || other.time == kNoTime || f.time <= other.time;
+      // Hardware first: a device or network fault before another rule's finding of another
+      // class (a listen failure after the NIC went down) is its root.
+      bool hardware = (f.cls == "device" || f.cls == "network") && other.cls != "device" &&
+                      other.cls != "network" && f.time != kNoTime && other.time != kNoTime &&
+                      f.time <= other.time;
       bool explained = (!other.kb.empty() && other.kb != f.kb && Explains(base, f.kb, other.kb)) ||
-                       ((other.cls == "timeout" || other.cls == "connection") && f.cls != "timeout" &&
-                        (f.time == kNoTime || other.time == kNoTime || f.time <= other.time));
+                       ((other.cls == "timeout" || other.cls == "connection") && f.cls != "timeout" && before) ||
+                       hardware;
       if (!explained || other.score < f.score) continue;
       f.score = std::min(other.score + 1, 99);
       other.summary += fmt::format(" It is a consequence of {} ({}).", Label(*root->entry), RankText(f.ranks.front().rank));
