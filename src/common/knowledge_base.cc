@@ -366,7 +366,7 @@ std::string Explain(const Entry& e) {
   AppendList(&out, "What to check", e.checks);
   AppendList(&out, "What to do", e.actions);
   AppendRelations(&out, "Often a consequence of", e.symptom_of);
-  AppendRelations(&out, "Often leads to", e.leads_to);
+  AppendRelations(&out, "Often causes", e.leads_to);
   if (e.has_hccl) {
     out.append("Screen form: ").append(e.title).append("(").append(e.code).append("): ");
     out.append(e.message).append("\n");
