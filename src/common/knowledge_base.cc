@@ -5,15 +5,19 @@
 #include <set>
 #include <utility>
 
-namespace vigil::kb {
-namespace data {
-// knowledge_base_data.cc, generated from data/kb/*.json (src/common/knowledge_base_embed.cmake).
-extern const std::string_view kTexts[];
-extern const char* const kNames[];
-extern const size_t kCount;
-}  // namespace data
+#include "common/embedded_text.h"
 
+namespace vigil::embedded {
+// knowledge_base_data.cc, generated from data/kb/*.json (src/common/CMakeLists.txt).
+extern const EmbeddedText kKnowledgeBase[];
+extern const size_t kKnowledgeBase_count;
+}  // namespace vigil::embedded
+
+namespace vigil::kb {
 namespace {
+
+using embedded::kKnowledgeBase;
+using embedded::kKnowledgeBase_count;
 
 using nlohmann::json;
 
@@ -211,8 +215,8 @@ bool ParseEntry(const json& o, Entry* e, const std::string& file,
 
 // A short name for error messages: "text 3" or the embedded file's name.
 std::string TextName(size_t i, const std::vector<std::string_view>& texts) {
-  if (texts.size() == data::kCount && i < data::kCount && texts[i].data() == data::kTexts[i].data())
-    return data::kNames[i];
+  if (texts.size() == kKnowledgeBase_count && texts[i].data() == kKnowledgeBase[i].text)
+    return kKnowledgeBase[i].name;
   return "text " + std::to_string(i + 1);
 }
 
@@ -225,7 +229,9 @@ const Loaded& Embedded() {
   // Never destroyed: the library may print screen errors while statics are torn down.
   static const Loaded* loaded = [] {
     auto* l = new Loaded;
-    std::vector<std::string_view> texts(data::kTexts, data::kTexts + data::kCount);
+    std::vector<std::string_view> texts;
+    for (size_t i = 0; i < kKnowledgeBase_count; ++i)
+      texts.emplace_back(kKnowledgeBase[i].text, kKnowledgeBase[i].size);
     l->kb = KnowledgeBase::Parse(texts, &l->errors);
     return l;
   }();
