@@ -214,6 +214,13 @@ bool LooksLikeLog(const std::string& path) {
       HasSuffix(name, ".out") || HasSuffix(name, ".err"))
     return true;
   if (name.find(".log.") != std::string::npos) return true;  // rotated
+  // Host system logs without an extension: messages, syslog, kern.log's siblings, dmesg and
+  // their rotated or renamed copies (messages-20250101, messages.1, messages_case).
+  for (std::string_view base : {"messages", "syslog", "dmesg", "kern"}) {
+    if (name.starts_with(base) &&
+        (name.size() == base.size() || std::string_view("-._").find(name[base.size()]) != std::string_view::npos))
+      return true;
+  }
   for (const auto& part : p.parent_path()) {
     std::string s = part.string();
     if (s == "plog" || s.starts_with("device-")) return true;

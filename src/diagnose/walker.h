@@ -20,7 +20,8 @@
 namespace vigil::diagnose {
 
 // Whether a file in a walked folder is read: *.log, *.txt, *.json, *.out, *.err, rotated names
-// (*.log.1, *.log.2025..., *.log.gz), or anything under a plog/ or device-*/ folder.
+// (*.log.1, *.log.2025..., *.log.gz), host system logs (messages, syslog, dmesg, kern and their
+// rotated copies: messages-20250101, messages.1), or anything under a plog/ or device-*/ folder.
 bool LooksLikeLog(const std::string& path);
 
 // Appends the candidates of `inputs` to res->files (not yet de-duplicated), the unusable ones to

@@ -22,6 +22,8 @@
 #include <string>
 #include <vector>
 
+#include "diagnose/walker.h"
+
 #if defined(VIGIL_HAVE_ZLIB)
 #include <zlib.h>
 #endif
@@ -256,3 +258,14 @@ TEST(DiagnoseRobust, HostileTreeIsAnalysedAndUnreadableInputsAreNamed) {
 }
 
 }  // namespace
+
+// Host system logs have no extension; their rotated and renamed copies are read too, other
+// extension-less files are not.
+TEST(DiagnoseRobust, HostSystemLogsAreCandidates) {
+  using vigil::diagnose::LooksLikeLog;
+  for (const char* p : {"n/messages", "n/messages-20250101", "n/messages.1", "n/messages_0x40F84E00",
+                        "n/syslog", "n/syslog.2", "n/dmesg", "n/kern.log", "crash/vmcore-dmesg.txt"})
+    EXPECT_TRUE(LooksLikeLog(p)) << p;
+  for (const char* p : {"n/messagesbin", "n/ctl", "n/notes.bin", "n/kernel", "n/npu_0_details.csv"})
+    EXPECT_FALSE(LooksLikeLog(p)) << p;
+}
