@@ -124,6 +124,24 @@ class FileParser {
   }
 
  private:
+  // The knowledge-base entries whose patterns occur in a record's content, as events.
+  void KbPatterns(const Record& r, const Loc& loc, std::string_view text) {
+    size_t before = free_events_.size();
+    FreeTextReader::ReadRecordContent(r.content, loc, &free_events_);
+    for (size_t i = before; i < free_events_.size(); ++i) {
+      Event& k = free_events_[i];
+      k.level = r.level;
+      k.module = std::string(r.module);
+      if (k.pid < 0) k.pid = r.pid;
+      k.time = r.time;
+      k.text = Printable(text, 1000);
+      if (ctx_ != nullptr) FreeTextReader::ApplyContext(*ctx_, &k);
+      if (out_->events.size() < kMaxEventsPerFile) out_->events.push_back(std::move(k));
+      else ++out_->dropped_events;
+    }
+    free_events_.clear();
+  }
+
   void RecordText(std::string_view text, uint64_t offset, int header_slot) {
     Record r;
     if (!rp_.Parse(text, &r, header_slot)) return;
@@ -152,6 +170,8 @@ class FileParser {
     OpKey key;
     switch (ParseRecordContent(r, loc, &scratch_, &op_scratch_, &key)) {
       case Parsed::kNone:
+        // Device-OS fault events ("[TsdEVENT] Event id=0x...") are EVENT records.
+        if (r.level == Level::kEvent) KbPatterns(r, loc, text);
         return;
       case Parsed::kOp:
         AddOp(r, key);
@@ -168,20 +188,7 @@ class FileParser {
     }
     if (ev.kind == EventKind::kError && (r.level == Level::kError || r.level == Level::kWarning)) {
       // Knowledge-base patterns in an error record that no typed parser took.
-      size_t before = free_events_.size();
-      FreeTextReader::ReadRecordContent(r.content, loc, &free_events_);
-      for (size_t i = before; i < free_events_.size(); ++i) {
-        Event& k = free_events_[i];
-        k.level = r.level;
-        k.module = std::string(r.module);
-        if (k.pid < 0) k.pid = r.pid;
-        k.time = r.time;
-        k.text = Printable(text, 1000);
-        if (ctx_ != nullptr) FreeTextReader::ApplyContext(*ctx_, &k);
-        if (out_->events.size() < kMaxEventsPerFile) out_->events.push_back(std::move(k));
-        else ++out_->dropped_events;
-      }
-      free_events_.clear();
+      KbPatterns(r, loc, text);
     }
     if (ev.kind == EventKind::kError) {
       if (error_events_ >= kMaxErrorEventsPerFile) {
