@@ -4,7 +4,7 @@
 File names: <series>__<config>[.rN].json (N: the round; each size keeps its best round), series in {allreduce-lat, allreduce-latz, allreduce, allgather,
 reducescatter, broadcast, alltoall}, config in {vigil-shm, ompi-shm, vigil-tcp, ompi-tcp,
 gloo, gloo-ring, gloo-bcube}. Prints Markdown: latency (us) and busbw (GB/s) with the ratios
-Vigil/peer, the memcpy ceiling, and each target of issue 7 as PASS/MISS (min ratio over sizes).
+Vigil/peer, the memcpy ceiling, and each performance target as PASS/MISS (min ratio over sizes).
 """
 import json
 import os
@@ -137,7 +137,7 @@ def main():
         else:
             track(f"{title} shm ≥ 1 MiB busbw ≥ 0.9× OpenMPI shm", shm_r, 0.9)
 
-    print("## Targets (issue 7; worst ratio over the sizes)\n")
+    print("## Performance targets (worst ratio over the sizes)\n")
     print("| target | worst ratio | result |")
     print("|---|---|---|")
     for text, worst, thr, higher in targets:
