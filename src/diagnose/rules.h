@@ -1,7 +1,7 @@
 // The seeds' decision tree, applied to a Job. Each rule adds findings; the verdict is the finding
 // with the highest score (a rule's certainty that it names the root cause, 0..100).
 //
-// Order (issue 6): 1 heartbeat crimer (ERROR CQE > STUCK > LOST, NOTE time window, mutual LOST =
+// Order: 1 heartbeat crimer (ERROR CQE > STUCK > LOST, NOTE time window, mutual LOST =
 // network); 2 ranks of each failing comm (silent ranks, first erroring rank, missing logs);
 // 3 all ranks timed out → op/count/dtype mismatch at the same index, else error-time gap against
 // HCCL_EXEC_TIMEOUT; 4 two streams on one comm; 5 SDMA EI0012 (destroy before sync / buffer too

@@ -28,7 +28,8 @@ constexpr size_t kTcpChunk = 256u << 10;
 // Body bytes of an op's first send on a link that go out before the peer's op header arrived
 // (Link::eager_bytes); the rest follows the header. Sending all of it at once lets a sender fill
 // its sockets with bytes the peer copies out cold much later: AllReduce 2-16 MiB, 4 ranks on 2
-// cores, ran at 0.90-0.97x of this window's busbw (bench/compare/RESULTS.md, session 6).
+// cores, ran at 0.90-0.97x of this window's busbw (bench/compare/RESULTS.md, "TCP AllReduce
+// 1-16 MiB").
 constexpr size_t kTcpEagerWindow = 1u << 20;
 constexpr size_t kQpDepthBytes = 1u << 20;  // device memory charged per QP (EI0011)
 
