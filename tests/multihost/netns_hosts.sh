@@ -1,5 +1,5 @@
 #!/bin/bash
-# Collectives across "hosts" made of network namespaces (issue 3), through
+# Collectives across "hosts" made of network namespaces, through
 # `vigil run --hosts NS1:N,NS2:N --launcher "ip netns exec {host}"`.
 #
 #   netns_hosts.sh VIGIL COLLECTIVE_CHECK WORKDIR SCENARIO
