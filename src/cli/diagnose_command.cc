@@ -3,6 +3,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cctype>
 #include <cstdio>
 #include <fstream>
 #include <iostream>
@@ -40,9 +41,16 @@ void Progress(uint64_t done, uint64_t total) {
   if (done >= total && shown) std::fprintf(stderr, "\n");
 }
 
-// --explain: the knowledge base's entry for an id or code. 2 when it is unknown.
+// --explain: the knowledge base's entry for an id or code, as typed, else in upper case (codes:
+// "ei0002") or lower case (ids). 2 when it is unknown.
 int Explain(const std::string& id_or_code) {
   const kb::Entry* e = kb::Get().Find(id_or_code);
+  for (int (*conv)(int) : {::toupper, ::tolower}) {
+    if (e != nullptr) break;
+    std::string s = id_or_code;
+    for (char& c : s) c = static_cast<char>(conv(static_cast<unsigned char>(c)));
+    e = kb::Get().Find(s);
+  }
   if (e == nullptr) {
     std::cerr << "vigil diagnose: no knowledge-base entry for \"" << id_or_code
               << "\" (give a code such as EI0002 or an id such as hccl.heartbeat_lost)\n";
