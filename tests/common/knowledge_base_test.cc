@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include <deque>
 #include <set>
 #include <string>
 
@@ -65,6 +66,47 @@ TEST(KnowledgeBase, EveryEntryIsComplete) {
       EXPECT_EQ(e.id.rfind(e.family + ".", 0), 0u) << e.id;
     }
     for (const Pattern& p : e.patterns) EXPECT_FALSE(p.needle.empty()) << e.id;
+  }
+}
+
+// Whether `to` follows from `from` along leads_to, or against symptom_of, in the embedded base.
+bool Reaches(const std::string& from, const std::string& to) {
+  std::set<std::string> seen = {from};
+  std::deque<std::string> todo = {from};
+  while (!todo.empty()) {
+    const std::string id = todo.front();
+    todo.pop_front();
+    if (id == to) return true;
+    std::vector<std::string> next;
+    if (const Entry* e = Get().Find(id)) next = e->leads_to;
+    for (const Entry& e : Get().entries()) {
+      for (const std::string& s : e.symptom_of) {
+        if (s == id) next.push_back(e.id);
+      }
+    }
+    for (const std::string& n : next) {
+      if (seen.insert(n).second) todo.push_back(n);
+    }
+  }
+  return false;
+}
+
+TEST(KnowledgeBase, RelationsLeadFromFaultsToTheirTimeouts) {
+  // A NIC port down ends, through error CQEs and notify-wait timeouts, in the watchdog's timeout.
+  EXPECT_TRUE(Reaches("EJ0002", "hccl.heartbeat_error_cqe"));
+  EXPECT_TRUE(Reaches("hccl.heartbeat_error_cqe", "EI0002"));
+  EXPECT_TRUE(Reaches("EJ0002", "torch_npu.watchdog_timeout"));
+  // A lost device ends in the peers' EI0002 through the heartbeat.
+  EXPECT_TRUE(Reaches("EL0001", "hccl.heartbeat_lost"));
+  EXPECT_TRUE(Reaches("EL0001", "EI0002"));
+  // Nothing leads back from a timeout to the fault that caused it.
+  EXPECT_FALSE(Reaches("EI0002", "EJ0002"));
+  EXPECT_FALSE(Reaches("torch_npu.watchdog_timeout", "hccl.heartbeat_lost"));
+  for (const char* id : {"EI0002", "torch_npu.watchdog_timeout", "runtime.fftsplus_timeout"}) {
+    const Entry* e = Get().Find(id);
+    ASSERT_NE(e, nullptr) << id;
+    EXPECT_EQ(e->role, "symptom") << id;
+    EXPECT_EQ(e->cls, "timeout") << id;
   }
 }
 
