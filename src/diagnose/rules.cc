@@ -6,6 +6,7 @@
 
 #include <algorithm>
 
+#include "diagnose/rules/alarms.h"
 #include "diagnose/rules/evidence.h"
 #include "diagnose/rules/rule_context.h"
 
@@ -80,7 +81,8 @@ std::vector<Finding> ApplyRules(const Job& job) {
   RuleOther(&cx);
   Reconcile(&cx);
   ClassifyFindings(&cx.out);
-  RuleEvidence(job, &cx.out);
+  Job uncleared;  // filled only when an alarm was raised and later cleared
+  RuleEvidence(WithoutClearedAlarms(job, &uncleared), &cx.out);
   for (Finding& f : cx.out)
     for (Evidence& e : f.evidence)
       if (e.text.empty()) e.text = ReadLineAt(e.file, e.loc.offset);
