@@ -2,6 +2,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <set>
 #include <utility>
 
@@ -373,6 +374,14 @@ std::string Explain(const Entry& e) {
   AppendList(&out, "What to do", e.actions);
   AppendRelations(&out, "Often a consequence of", e.symptom_of);
   AppendRelations(&out, "Often causes", e.leads_to);
+  // The literals a grep can look for (the needles that recognise the entry on their own).
+  std::vector<std::string> greps;
+  for (const Pattern& p : e.patterns) {
+    const std::string quoted = "\"" + p.needle + "\"";
+    if (p.fields_only || greps.size() >= 4) continue;
+    if (std::find(greps.begin(), greps.end(), quoted) == greps.end()) greps.push_back(quoted);
+  }
+  AppendList(&out, "Lines to look for", greps);
   if (e.has_hccl) {
     out.append("Screen form: ").append(e.title).append("(").append(e.code).append("): ");
     out.append(e.message).append("\n");

@@ -133,6 +133,11 @@ TEST(KnowledgeBase, ExplainPrintsTheWholeEntry) {
   EXPECT_NE(text.find(e->causes.front()), std::string::npos);
   EXPECT_NE(text.find(e->checks.front()), std::string::npos);
   EXPECT_NE(text.find(e->actions.front()), std::string::npos);
+  // An un-coded entry says which literal to grep for.
+  const Entry* lost = Get().Find("hccl.heartbeat_lost");
+  ASSERT_NE(lost, nullptr);
+  ASSERT_FALSE(lost->patterns.empty());
+  EXPECT_NE(Explain(*lost).find("\"" + lost->patterns.front().needle + "\""), std::string::npos);
 }
 
 TEST(KnowledgeBase, ParseAcceptsAWellFormedFile) {
