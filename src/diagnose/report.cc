@@ -54,6 +54,12 @@ void AppendFinding(std::string* out, const Finding& f, bool verdict, size_t n) {
   if (f.time != kNoTime) *out += fmt::format("{}time: {}\n", ind, FormatTime(f.time));
   *out += fmt::format("{}what happened: {}\n", ind, f.summary);
   *out += fmt::format("{}what to do: {}\n", ind, f.advice);
+  // What the verdict rests on and what would overturn it (the evidence rule's facts).
+  for (const auto& [k, v] : f.facts) {
+    if (k == "rests_on") *out += fmt::format("{}rests on: {}\n", ind, v);
+    else if (k == "would_refute") *out += fmt::format("{}would refute it: {}\n", ind, v);
+  }
+  if (!f.kb.empty()) *out += fmt::format("{}knowledge base: {} (vigil diagnose --explain {})\n", ind, f.kb, f.kb);
   if (!f.evidence.empty()) {
     *out += fmt::format("{}evidence:\n", ind);
     for (const Evidence& e : f.evidence)

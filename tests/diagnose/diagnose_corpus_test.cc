@@ -26,6 +26,9 @@ struct Case {
   fs::path dir;
 };
 
+// gtest prints a failing parameter with this (its bytes otherwise).
+void PrintTo(const Case& c, std::ostream* os) { *os << c.name; }
+
 std::vector<Case> Cases() {
   std::vector<Case> out;
   for (const char* set : {"corpus", "ascend_fd"}) {

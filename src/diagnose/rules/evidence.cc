@@ -149,6 +149,11 @@ RankRef Ref(const Job& job, const Event& e, int64_t rank, const std::string& rol
   r.pid = e.pid;
   r.device = e.device;
   r.host = e.ip;
+  if (!e.named_kb.empty()) {
+    // The line's pid, ip and device are the faulty rank's, not its printer's.
+    if (!r.host.empty() && r.device >= 0) r.uid = fmt::format("{}/{}", r.host, r.device);
+    return r;
+  }
   if (e.proc >= 0 && static_cast<size_t>(e.proc) < job.processes.size()) {
     const Process& p = job.processes[e.proc];
     r.node = p.node;
@@ -267,6 +272,14 @@ void RuleEvidence(const Job& job, std::vector<Finding>* findings) {
     // A process-class entry that names its peer (a heartbeat LOST, "remote rank exited") is about
     // the peer; everything else is about the rank that printed it.
     int64_t subject = e.cls == "process" && root->peer >= 0 ? root->peer : root->rank;
+    if (e.cls == "process" && subject < 0) {
+      // A lost or stuck rank the line does not name: the peer the timeouts waited on.
+      std::map<int64_t, int> peers;
+      for (const Obs& s : symptoms)
+        if (s.peer >= 0 && s.peer != s.rank) ++peers[s.peer];
+      if (!peers.empty())
+        subject = std::max_element(peers.begin(), peers.end(), [](auto& a, auto& b) { return a.second < b.second; })->first;
+    }
     f.fault = "kb_" + e.cls;
     f.cls = e.cls;
     f.kb = e.id;
@@ -381,7 +394,8 @@ void RuleEvidence(const Job& job, std::vector<Finding>* findings) {
       bool explained = (!other.kb.empty() && other.kb != f.kb && Explains(base, f.kb, other.kb)) ||
                        ((other.cls == "timeout" || other.cls == "connection") && f.cls != "timeout" && before) ||
                        hardware;
-      if (!explained || other.score < f.score) continue;
+      // The same class is the same fault told by another rule: it keeps its place.
+      if (!explained || other.cls == f.cls || other.score < f.score) continue;
       f.score = std::min(other.score + 1, 99);
       other.summary += fmt::format(" It is a consequence of {} ({}).", Label(*root->entry), RankText(f.ranks.front().rank));
       f.facts.push_back({"explains", other.fault + (other.kb.empty() ? "" : " (" + other.kb + ")")});
