@@ -3,6 +3,7 @@
 #include "common/knowledge_base.h"
 #include "diagnose/kb_matcher.h"
 #include "diagnose/line_parser.h"
+#include "diagnose/python_exception.h"
 #include "diagnose/record.h"
 #include "diagnose/text_util.h"
 
@@ -11,6 +12,7 @@ namespace {
 
 constexpr size_t kFrames = 3;         // traceback frames kept as an error line's context
 constexpr uint64_t kFrameReach = 40;  // lines after the last frame that still take it
+constexpr uint64_t kExceptionReach = 4;  // lines after the last frame where its exception is
 
 // Copies s without ANSI escape sequences (ESC '[' ... final byte; other ESC pairs).
 void StripAnsi(std::string_view s, std::string* out) {
@@ -78,7 +80,12 @@ bool FreeTextReader::Wanted(std::string_view line) {
     frames_line_ = line_no_;
     return false;
   }
+  if (TracebackOpen() && !TracebackExceptionType(line).empty()) return true;
   return HasCodeToken(line) || KbMatcher::Get().AnyNeedle(line);
+}
+
+bool FreeTextReader::TracebackOpen() const {
+  return frames_line_ > closed_frames_line_ && line_no_ - frames_line_ <= kExceptionReach;
 }
 
 void FreeTextReader::ApplyContext(const LineContext& ctx, Event* ev) {
@@ -92,6 +99,7 @@ void FreeTextReader::ApplyContext(const LineContext& ctx, Event* ev) {
 
 bool FreeTextReader::Read(std::string_view line, const Loc& loc, std::vector<Event>* out,
                           std::string_view* rest_out, LineContext* ctx_out) {
+  const size_t before = out->size();
   std::string_view text = line;
   if (line.find('\x1b') != std::string_view::npos) {
     StripAnsi(line, &clean_);
@@ -167,6 +175,28 @@ bool FreeTextReader::Read(std::string_view line, const Loc& loc, std::vector<Eve
     ev.context = context;
     ev.text = Printable(text, 1000);
     out->push_back(std::move(ev));
+  }
+  // The exception that ends a traceback: one per traceback, and only when no entry above
+  // recognised the line (a last resort that still names the exception type).
+  std::string_view exception = TracebackOpen() ? TracebackExceptionType(rest) : std::string_view();
+  if (!exception.empty()) {
+    closed_frames_line_ = frames_line_;
+    const kb::Entry* e = base.Find("python.uncaught_exception");
+    if (out->size() == before && e != nullptr) {
+      Event ev;
+      ev.kind = EventKind::kKb;
+      ev.level = Level::kScreen;
+      ev.loc = loc;
+      ev.kb = e->id;
+      ev.name = e->title;
+      ev.status = std::string(exception);
+      ev.layout = "traceback";
+      ev.detail = Printable(Trim(rest), 1200);
+      ApplyContext(ctx, &ev);
+      ev.context = context;
+      ev.text = Printable(text, 1000);
+      out->push_back(std::move(ev));
+    }
   }
   return true;
 }

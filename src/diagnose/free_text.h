@@ -36,9 +36,13 @@ class FreeTextReader {
   static void ApplyContext(const LineContext& ctx, Event* ev);
 
  private:
+  // Whether the line just seen may be the exception line of the last traceback.
+  bool TracebackOpen() const;
+
   std::string clean_;                 // the line without ANSI colour sequences
   std::deque<std::string> frames_;    // the last traceback frames ("File "x.py", line 3, in f")
   uint64_t frames_line_ = 0;          // physical line of the last frame
+  uint64_t closed_frames_line_ = 0;   // frames_line_ of the last traceback whose exception was read
   uint64_t line_no_ = 0;
 };
 
