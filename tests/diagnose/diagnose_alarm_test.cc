@@ -49,6 +49,16 @@ TEST_F(AlarmTest, ClearedFaultIsNotAVerdict) {
   for (const Finding& f : r.findings) EXPECT_NE(f.kb, "network.switch_fault_event") << f.title;
 }
 
+// The older form of the state ("Assertion: 0") clears as well.
+TEST_F(AlarmTest, OlderStateFormClears) {
+  std::string raise = Line("03:28:38.643290", "0x00f103b0,155907,na,na", 1);
+  std::string clear = Line("03:32:38.643290", "0x00f103b0,155907,na,na", 0);
+  clear.replace(clear.find("Assertion:0x0"), 13, "Assertion: 0");
+  Write("devicePlugin.log", raise + clear);
+  DiagnoseResult r = Run();
+  for (const Finding& f : r.findings) EXPECT_NE(f.kb, "network.switch_fault_event") << f.title;
+}
+
 // One fault cleared, another still raised: the verdict rests on the raised one.
 TEST_F(AlarmTest, UnclearedFaultStays) {
   Write("devicePlugin-2024-01-10T03-30-45.197.log",

@@ -52,7 +52,8 @@ bool ReadAlarm(const Event& e, AlarmLine* out) {
   std::string_view t = e.text;
   if (t.find("switch subscribe got fault") == std::string_view::npos) return false;
   std::string_view code = Between(t, "AssembledFaultCode:\"[", ']');
-  std::string_view state = Between(t, "Assertion:", ',');
+  std::string_view state = Between(t, "Assertion:", ',');  // "0x1", or " 1" in older versions
+  while (!state.empty() && state.front() == ' ') state.remove_prefix(1);
   if (code.empty() || state.empty()) return false;
   out->key = std::string(code);
   out->raised = state != "0x0" && state != "0";
