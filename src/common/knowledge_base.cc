@@ -1,8 +1,7 @@
 #include "common/knowledge_base.h"
 
-#include <nlohmann/json.hpp>
-
 #include <algorithm>
+#include <nlohmann/json.hpp>
 #include <set>
 #include <utility>
 
@@ -24,10 +23,10 @@ using nlohmann::json;
 
 // The named groups the analyzer reads (knowledge_base.h); any other name is a typo in the data.
 const std::set<std::string_view> kGroupNames = {
-    "rank",   "remote_rank", "src_rank",   "dst_rank",   "pid", "ip",     "remote_ip",
-    "device", "seq",         "op",         "group",      "tag", "timeout_ms", "timeout_s",
-    "elapsed_ms", "ret",     "port",       "status",     "kb",  "exited", "informer_rank",
-    "informer_ip"};
+    "rank",       "remote_rank", "src_rank",      "dst_rank",   "pid",   "ip",
+    "remote_ip",  "device",      "seq",           "op",         "group", "tag",
+    "timeout_ms", "timeout_s",   "elapsed_ms",    "ret",        "port",  "status",
+    "kb",         "exited",      "informer_rank", "informer_ip"};
 
 const std::set<std::string_view> kRoles = {"cause", "symptom", "either"};
 
@@ -328,7 +327,8 @@ KnowledgeBase KnowledgeBase::Parse(const std::vector<std::string_view>& json_tex
       errors->push_back("duplicate id \"" + e.id + "\"");
       continue;
     }
-    if (!e.code.empty() && (kb.by_code_.count(e.code) || (e.code != e.id && kb.by_id_.count(e.code)))) {
+    if (!e.code.empty() &&
+        (kb.by_code_.count(e.code) || (e.code != e.id && kb.by_id_.count(e.code)))) {
       errors->push_back(e.id + ": code \"" + e.code + "\" is already another entry's");
       continue;
     }
@@ -354,9 +354,13 @@ KnowledgeBase KnowledgeBase::Parse(const std::vector<std::string_view>& json_tex
   return kb;
 }
 
-const KnowledgeBase& Get() { return Embedded().kb; }
+const KnowledgeBase& Get() {
+  return Embedded().kb;
+}
 
-const std::vector<std::string>& LoadErrors() { return Embedded().errors; }
+const std::vector<std::string>& LoadErrors() {
+  return Embedded().errors;
+}
 
 std::string Explain(const Entry& e) {
   std::string out;
@@ -386,7 +390,8 @@ std::string Explain(const Entry& e) {
     out.append("Screen form: ").append(e.title).append("(").append(e.code).append("): ");
     out.append(e.message).append("\n");
   }
-  while (out.size() > 1 && out[out.size() - 1] == '\n' && out[out.size() - 2] == '\n') out.pop_back();
+  while (out.size() > 1 && out[out.size() - 1] == '\n' && out[out.size() - 2] == '\n')
+    out.pop_back();
   return out;
 }
 

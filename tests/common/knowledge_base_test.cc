@@ -142,8 +142,9 @@ TEST(KnowledgeBase, ExplainPrintsTheWholeEntry) {
 
 TEST(KnowledgeBase, ParseAcceptsAWellFormedFile) {
   KnowledgeBase kb;
-  EXPECT_TRUE(ParseErrors(File({EntryJson("hccl.a"), EntryJson("hccl.b",
-                                R"j(, "code": "EX0001", "symptom_of": ["hccl.a"],
+  EXPECT_TRUE(ParseErrors(File({EntryJson("hccl.a"),
+                                EntryJson("hccl.b",
+                                          R"j(, "code": "EX0001", "symptom_of": ["hccl.a"],
                                    "patterns": [{"needle": "x", "re": "x(?P<rank>\\d+)"}])j")}),
                           &kb)
                   .empty());
@@ -162,8 +163,8 @@ TEST(KnowledgeBase, ParseReportsDuplicateIds) {
   auto errors = ParseErrors(File({EntryJson("hccl.a"), EntryJson("hccl.a")}), &kb);
   EXPECT_TRUE(AnyContains(errors, "duplicate id \"hccl.a\""));
   EXPECT_EQ(kb.entries().size(), 1u);  // the first one is kept
-  errors = ParseErrors(File({EntryJson("hccl.a", R"(, "code": "EX1")"),
-                             EntryJson("hccl.b", R"(, "code": "EX1")")}));
+  errors = ParseErrors(
+      File({EntryJson("hccl.a", R"(, "code": "EX1")"), EntryJson("hccl.b", R"(, "code": "EX1")")}));
   EXPECT_TRUE(AnyContains(errors, "already another entry's"));
 }
 
@@ -206,22 +207,21 @@ TEST(KnowledgeBase, ParseReportsMissingFields) {
 }
 
 TEST(KnowledgeBase, ParseReportsBadPatternsRolesAndScreenTexts) {
+  EXPECT_TRUE(
+      AnyContains(ParseErrors(File({EntryJson("hccl.a", R"(, "patterns": [{"re": "x"}])")})),
+                  "missing \"needle\""));
   EXPECT_TRUE(AnyContains(
-      ParseErrors(File({EntryJson("hccl.a", R"(, "patterns": [{"re": "x"}])")})),
-      "missing \"needle\""));
-  EXPECT_TRUE(AnyContains(
-      ParseErrors(File({EntryJson("hccl.a",
-                                  R"j(, "patterns": [{"needle": "x", "re": "(?P<rnak>\\d+)"}])j")})),
+      ParseErrors(File(
+          {EntryJson("hccl.a", R"j(, "patterns": [{"needle": "x", "re": "(?P<rnak>\\d+)"}])j")})),
       "group \"rnak\""));
   std::string bad_role = EntryJson("hccl.a");
   bad_role.replace(bad_role.find("symptom"), 7, "victim");
   EXPECT_TRUE(AnyContains(ParseErrors(File({bad_role})), "role \"victim\""));
   // A screen template whose placeholders and argument names differ in number.
-  EXPECT_TRUE(AnyContains(
-      ParseErrors(File({EntryJson("EX0001", R"(, "code": "EX0001", "hccl": {
+  EXPECT_TRUE(AnyContains(ParseErrors(File({EntryJson("EX0001", R"(, "code": "EX0001", "hccl": {
           "stage": "TaskExecStage", "message": "a {} b {}", "arg_names": "one",
           "cause": "N/A", "solution": "N/A", "advice": "x"})")})),
-      "placeholders"));
+                          "placeholders"));
 }
 
 }  // namespace
