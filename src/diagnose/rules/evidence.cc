@@ -48,7 +48,9 @@ bool IsSymptom(const kb::Entry& e) { return e.role == "symptom" || e.cls == "tim
 // code is 5" is HcclResult 5 (hccl_result.5), "NPU function error: ..., error code is 507048"
 // the runtime's 507048.
 const kb::Entry* Refine(const kb::KnowledgeBase& base, const kb::Entry* e, const Event& ev) {
-  if (ev.ret < 0) return e;
+  // Only a wrapper's code is refined ("HCCL function error", a symptom or a software catch-all);
+  // a specific entry's return value ("ra rdma init failed ... return[19]") adds nothing to it.
+  if (ev.ret < 0 || (e->role != "symptom" && e->cls != "software")) return e;
   const kb::Entry* r = ev.ret < 1000 ? base.Find("hccl_result." + std::to_string(ev.ret))
                                      : base.Find(std::to_string(ev.ret));
   return r != nullptr ? r : e;
