@@ -170,8 +170,11 @@ class FileParser {
     OpKey key;
     switch (ParseRecordContent(r, loc, &scratch_, &op_scratch_, &key)) {
       case Parsed::kNone:
-        // Device-OS fault events ("[TsdEVENT] Event id=0x...") are EVENT records.
-        if (r.level == Level::kEvent) KbPatterns(r, loc, text);
+        // EVENT records are progress notes except the device OS's fault events ("[TsdEVENT] Event
+        // id=0x8c17a005."): only those are searched; a pattern scan of every EVENT record would
+        // cost as much as reading them.
+        if (r.level == Level::kEvent && r.content.find("Event id=0x") != std::string_view::npos)
+          KbPatterns(r, loc, text);
         return;
       case Parsed::kOp:
         AddOp(r, key);
