@@ -47,6 +47,13 @@ enum class EventKind : uint8_t {
   kKb,                // a knowledge-base entry recognised by its pattern in any line (an
                       // un-coded message: watchdog timeout, "ra rdma init failed", ...): kb, and
                       // the fields its pattern names; coded lines are kScreenError with kb set
+  kRankInfo,          // a rank's identity (rank_lines.h): group, rank, rank_size, device,
+                      // local_device (physical id), local_ip (device IP), local_server; name
+                      // "root" (the comm's root rank) / "vnic" (ip: its vNIC address)
+  kWaitPeer,          // whom a rank waits for at link setup (rank_lines.h): detail "socket" /
+                      // "p2p" / "aicpu" / "aicpu_op"
+  kRootInfoFail,      // a non-root rank failed to receive the root-info exchange: detail
+  kConnectedRanks,    // the root's list of ranks that did connect: ranks
   kError,             // any other ERROR record (first few per file, for "who errored first")
 };
 

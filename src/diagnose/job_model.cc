@@ -1,6 +1,7 @@
 #include "diagnose/job_model.h"
 
 #include <algorithm>
+#include <filesystem>
 #include <unordered_map>
 
 #include "diagnose/line_parser.h"
@@ -22,6 +23,26 @@ int64_t Comm::MemberOfRank(int64_t rank) const {
 int64_t Job::CommIndex(const std::string& group) const {
   for (size_t i = 0; i < comms.size(); ++i)
     if (comms[i].group == group) return static_cast<int64_t>(i);
+  return -1;
+}
+
+int64_t Job::PidOfFileName(const std::string& path) {
+  std::filesystem::path fp(path);
+  std::string name = fp.filename().string();
+  auto digits = [](std::string_view s, char end) -> int64_t {
+    size_t e = 0;
+    while (e < s.size() && e < 12 && s[e] >= '0' && s[e] <= '9') ++e;
+    if (e == 0 || e >= s.size() || s[e] != end) return -1;
+    return ToInt(s.substr(0, e)).value_or(-1);
+  };
+  std::string_view n(name);
+  if (n.starts_with("plog-parser-")) return digits(n.substr(12), '-');
+  if (n.starts_with("plog-")) return digits(n.substr(5), '_');
+  // Device-side logs of a process: debug/device-<n>/device-<pid>_<stamp>.log (a device's own
+  // logs, device-<n>/device-<n>_<stamp>.log elsewhere, are not a process's).
+  if (n.starts_with("device-") && fp.parent_path().filename().string().starts_with("device-") &&
+      fp.parent_path().parent_path().filename() == "debug")
+    return digits(n.substr(7), '_');
   return -1;
 }
 
@@ -146,10 +167,18 @@ Job BuildJob(ScanResult&& scan) {
   job.skipped = std::move(scan.skipped);
   job.stats.ignored_files = scan.ignored_files;
   std::unordered_map<std::pair<std::string, int64_t>, int64_t, ProcKeyHash> proc_index;
+  // A file named after its process belongs to that process, whatever pid its lines print
+  // (copied and hand-edited logs print others). The process keeps the pid its lines print (the
+  // same in real logs), the file's when some line prints that.
+  std::vector<int64_t> file_pid(job.files.size());
+  for (size_t f = 0; f < job.files.size(); ++f) file_pid[f] = Job::PidOfFileName(job.files[f].path);
   auto proc_of = [&](uint32_t file, int64_t pid) -> int64_t {
-    auto key = std::make_pair(job.files[file].node, pid);
+    auto key = std::make_pair(job.files[file].node, file_pid[file] >= 0 ? file_pid[file] : pid);
     auto it = proc_index.find(key);
-    if (it != proc_index.end()) return it->second;
+    if (it != proc_index.end()) {
+      if (pid == key.second) job.processes[it->second].pid = pid;  // a line confirms the file's pid
+      return it->second;
+    }
     int64_t idx = static_cast<int64_t>(job.processes.size());
     job.processes.push_back(Process{});
     job.processes.back().node = job.files[file].node;
@@ -241,6 +270,13 @@ Job BuildJob(ScanResult&& scan) {
         case EventKind::kCqeDetail:
           if (p.host_ip.empty() && !ev.local_server.empty()) p.host_ip = ev.local_server;
           break;
+        case EventKind::kRankInfo:
+          if (ev.device >= 0 && p.device < 0) p.device = ev.device;
+          if (!ev.local_device.empty() && p.phy_device < 0) p.phy_device = ToInt(ev.local_device).value_or(-1);
+          if (!ev.local_ip.empty() && p.device_ip.empty()) p.device_ip = ev.local_ip;
+          if (!ev.local_server.empty() && p.host_ip.empty()) p.host_ip = ev.local_server;
+          if (ev.name == "vnic") p.vnic_ip = ev.ip;
+          break;
         case EventKind::kKeyInfo:
           if (!ev.ip.empty()) p.host_ip = ev.ip;
           if (ev.device >= 0) p.device = ev.device;
@@ -269,6 +305,13 @@ Job BuildJob(ScanResult&& scan) {
 
   // Communicators: init lines first (they name every rank), then ops and failures.
   for (const Event& ev : job.events) {
+    if (ev.kind == EventKind::kRankInfo && !ev.group.empty() && ev.rank >= 0) {
+      Comm& c = CommFor(&job, ev.group);
+      if (c.rank_size < 0 && ev.rank_size > 0) c.rank_size = ev.rank_size;
+      Member& m = MemberFor(&c, ev.proc, ev.rank);
+      if (m.device < 0) m.device = ev.device;
+      continue;
+    }
     if (ev.kind != EventKind::kCommInit || ev.group.empty()) continue;
     Comm& c = CommFor(&job, ev.group);
     if (ev.rank_size > 0) c.rank_size = ev.rank_size;
@@ -331,6 +374,8 @@ Job BuildJob(ScanResult&& scan) {
         tf.task = ev.task;
         tf.tag = ev.tag;
         tf.alg = ev.detail;
+        tf.task_type = ev.name;
+        if (ev.index >= 0) tf.index = ev.index;
         std::string_view op, group;
         SplitTag(tf.tag, &op, &group);
         tf.op = std::string(op);
@@ -348,7 +393,7 @@ Job BuildJob(ScanResult&& scan) {
         tf.has_op_data = true;
         tf.op_time = ev.aux_time;
         tf.device = ev.device;
-        tf.index = ev.index;
+        if (ev.index >= 0) tf.index = ev.index;
         tf.count = ev.count;
         tf.reduce = ev.reduce;
         tf.src = ev.src;
@@ -361,6 +406,7 @@ Job BuildJob(ScanResult&& scan) {
         tf.para_dst = ev.dst;
         tf.para_size = ev.size;
         tf.para_remote = ev.remote_rank;
+        tf.para_local = ev.remote == "local";
         tf.link_type = ev.detail;
         break;
       default:

@@ -23,6 +23,9 @@ struct Process {
   std::string uid;         // "IP/ID" as the heartbeat names this process (its "local rank")
   std::string host_ip;
   int64_t device = -1;
+  int64_t phy_device = -1;      // physical device id (SetupAgent phydevId, vNIC devPhyId)
+  std::string device_ip;        // the device NIC's IP (SetupAgent deviceIp)
+  std::string vnic_ip;          // the device's vNIC listen IP (intra-server links)
   std::vector<uint32_t> files;
   Micros first = kNoTime, last = kNoTime;
   int64_t records = 0, errors = 0;
@@ -86,6 +89,8 @@ struct TaskFailure {
   bool has_base = false, has_group_rank = false, has_op_data = false, has_para = false;
   uint64_t para_src = 0, para_dst = 0, para_size = 0;
   int64_t para_remote = -1;
+  bool para_local = false;                      // remote rank:[local]: waits on its own stream
+  std::string task_type;                        // "Notify Wait"
   std::string link_type;
   std::vector<Loc> locs;
 };
@@ -112,6 +117,9 @@ struct Job {
   Loc exec_timeout_loc;
 
   int64_t CommIndex(const std::string& group) const;
+  // The pid a file's name gives (plog-<pid>_<stamp>.log, plog-parser-<pid>-<n>.log,
+  // debug/device-<n>/device-<pid>_<stamp>.log), or -1.
+  static int64_t PidOfFileName(const std::string& path);
   // The process a heartbeat uid ("IP/ID") names, or -1.
   int64_t ProcOfUid(const std::string& uid) const;
   // Exec timeout in force for one process (its echo, else the job's).

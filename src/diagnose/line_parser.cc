@@ -3,6 +3,8 @@
 #include <array>
 #include <cstring>
 
+#include "diagnose/rank_lines.h"
+
 #if defined(__SSE2__)
 #include <emmintrin.h>
 #endif
@@ -31,6 +33,10 @@ const char* EventKindName(EventKind k) {
     case EventKind::kBindFail: return "bind_fail";
     case EventKind::kParamCheckFail: return "param_check_fail";
     case EventKind::kTransportError: return "transport_error";
+    case EventKind::kRankInfo: return "rank_info";
+    case EventKind::kWaitPeer: return "wait_peer";
+    case EventKind::kRootInfoFail: return "root_info_fail";
+    case EventKind::kConnectedRanks: return "connected_ranks";
     case EventKind::kOpInconsistent: return "op_inconsistent";
     case EventKind::kMultiStream: return "multi_stream";
     case EventKind::kStuckTrace: return "stuck_trace";
@@ -160,8 +166,9 @@ class NeedleSet {
 };
 
 // What an INFO/DEBUG record must contain to be of interest (op Entry lines, env echoes, the
-// heartbeat's crimer lines, key info).
-const NeedleSet<4> kInfoNeedles({"Entry-Hccl", "HCCL_", "crimer", "Key Info"});
+// heartbeat's crimer lines, key info, the identity lines of rank_lines.h).
+const NeedleSet<10> kInfoNeedles({"Entry-Hccl", "HCCL_", "crimer", "Key Info", "SetupAgent", "hcclCommInitInfo",
+                                  "hcom init by file", "HcclGetRootInfo", "HcclCommInitRootInfo", "Listen on ip"});
 // A WARNING record reaches the full dispatch below only with one of these: each branch of
 // ParseRecordContent that a non-error record can take requires at least one of them.
 const NeedleSet<23> kWarningNeedles({"Entry-Hccl", "(E", "HCCL_", "Heartbeat", "crimer",
@@ -481,6 +488,7 @@ Parsed ParseRecordContent(const Record& r, const Loc& loc, Event* ev, OpEntry* o
   }
 
   ev->loc = loc;
+  if (r.level != Level::kWarning && ParseRankLine(r, ev)) return Parsed::kEvent;
   if (!is_error && r.level != Level::kWarning && c.find("HCCL_") == std::string_view::npos &&
       c.find("crimer") == std::string_view::npos && c.find("Key Info") == std::string_view::npos)
     return Parsed::kNone;
@@ -587,6 +595,8 @@ Parsed ParseRecordContent(const Record& r, const Loc& loc, Event* ev, OpEntry* o
       ev->stream = I(Field(rest, "streamID:"));
       ev->task = I(Field(rest, "taskID"));
       ev->tag = S(Field(rest, "tag"));
+      ev->index = I(Field(rest, "index"));
+      ev->name = S(Field(rest, "taskType"));
       ev->detail = S(Field(rest, "AlgType(level 0-1-2):"));
     } else if (Contains(rest, "groupRank information")) {
       ev->kind = EventKind::kTaskGroupRank;
@@ -613,6 +623,8 @@ Parsed ParseRecordContent(const Record& r, const Loc& loc, Event* ev, OpEntry* o
       ev->size = H(Field(rest, "size"));
       ev->remote_rank = I(Field(rest, "remote rank"));
       if (ev->remote_rank < 0) ev->remote_rank = I(Field(rest, "remoteRank"));
+      if (ev->remote_rank < 0) ev->remote_rank = I(Field(rest, "remote rank:"));
+      if (S(Field(rest, "remote rank:")) == "local") ev->remote = "local";  // its own other stream
       ev->detail = S(Field(rest, "link type"));
       ev->tag = S(Field(rest, "tag"));
     } else {
@@ -776,6 +788,13 @@ Parsed ParseRecordContent(const Record& r, const Loc& loc, Event* ev, OpEntry* o
   if (Contains(c, "Transport init error") || Contains(c, "Alloc transports failed")) {
     ev->kind = EventKind::kTransportError;
     ev->tag = S(Field(c, "tag"));
+    // "remoteIpAddr[S/N]": the peer is device N of server S.
+    std::string peer = S(Field(c, "remoteIpAddr"));
+    size_t slash = peer.find('/');
+    if (slash != std::string::npos) {
+      ev->remote_server = peer.substr(0, slash);
+      ev->remote_device = peer.substr(slash + 1);
+    }
     return Parsed::kEvent;
   }
   if (Contains(c, "opinfo inconsistent")) {

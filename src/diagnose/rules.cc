@@ -78,6 +78,8 @@ std::vector<Finding> ApplyRules(const Job& job) {
   RuleCqe(&cx);
   RuleLink(&cx);
   RuleConsistency(&cx);
+  RuleWaitChain(&cx);
+  RuleTimeoutReports(&cx);
   RuleOther(&cx);
   Reconcile(&cx);
   ClassifyFindings(&cx.out);

@@ -189,7 +189,10 @@ class FileParser {
       if (const kb::Entry* e = kb::Get().Find(ev.code)) ev.kb = e->id;
       ev.layout = "plog";
     }
-    if (ev.kind == EventKind::kError && (r.level == Level::kError || r.level == Level::kWarning)) {
+    bool plain = ev.kind == EventKind::kError || ev.kind == EventKind::kRankInfo ||
+                 ev.kind == EventKind::kWaitPeer || ev.kind == EventKind::kRootInfoFail ||
+                 ev.kind == EventKind::kConnectedRanks;  // typed for the wait rules only
+    if (plain && (r.level == Level::kError || r.level == Level::kWarning)) {
       // Knowledge-base patterns in an error record that no typed parser took.
       KbPatterns(r, loc, text);
     }

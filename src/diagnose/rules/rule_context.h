@@ -109,6 +109,8 @@ void RuleMemory(Ctx* cx);       // memory.cc
 void RuleCqe(Ctx* cx);          // cqe.cc
 void RuleLink(Ctx* cx);         // link.cc
 void RuleConsistency(Ctx* cx);  // consistency.cc
+void RuleWaitChain(Ctx* cx);        // wait_chain.cc
+void RuleTimeoutReports(Ctx* cx);   // timeout_reports.cc
 void RuleOther(Ctx* cx);        // other.cc
 
 }  // namespace vigil::diagnose::rules

@@ -1,0 +1,35 @@
+// Plog lines that say who a rank is (its communicator, rank, device ids and addresses) and whom
+// it waits for while links or the root-info exchange are set up: the facts the waiting-chain and
+// timeout-report rules join across ranks.
+#pragma once
+
+#include <string_view>
+
+#include "diagnose/events.h"
+#include "diagnose/record.h"
+
+namespace vigil::diagnose {
+
+// Whether an INFO record may hold one of these lines (the cheap test before the full parse).
+bool MayBeRankLine(std::string_view content);
+
+// Fills *ev and returns true when the record is one of them:
+//   kRankInfo     SetupAgent / hcclCommInitInfo / hcom init by file / HcclCommInitRootInfo
+//                 success|failed: group, rank, rank_size, device (logical), local_device
+//                 (physical id), local_ip (device NIC IP), local_server (server IP);
+//                 "HcclGetRootInfo success": group, name "root";
+//                 "[Vnic]Listen on ip[V] ... devPhyId[N]": name "vnic", ip V, local_device N
+//   kWaitPeer     link-table rows (detail "socket": remote_ip, dst_rank, local_ip, src_rank,
+//                 status), "connected p2p timeout ... remote physic id:N" (detail "p2p":
+//                 remote_device N), AICPU "[TaskException]base information ... type:NOTIFY WAIT,
+//                 localRank:L, remoteRank:R" (detail "aicpu": rank, remote_rank) and its opData
+//                 line (detail "aicpu_op": group, tag, index)
+//   kRootInfoFail "receive (msg length) from fdhandle failed" (detail "recv")
+//   kConnectedRanks the root's "connected rankinfo[LINE n]: [..],[..]": ranks
+//   kCqeDetail    heartbeat "cqe err status[12], time:[..], ip:[R]" and the "cqe error
+//                 status[12] remoteIP:[R]" / "remoteIP{deviceId[d],deviceIp[R]}" forms
+//   kEnv          HCCL_CONNECT_TIMEOUT echoes ("set by environment to [130]s",
+//                 "environmental variable HCCL_CONNECT_TIMEOUT is set, timeOut[600]")
+bool ParseRankLine(const Record& r, Event* ev);
+
+}  // namespace vigil::diagnose
