@@ -1,0 +1,103 @@
+// The knowledge-base verdict (rules/evidence.cc) on small excerpts in the forms users paste:
+// causal precedence across ranks, a verdict from one rank's output, non-communication faults
+// named as such, what to collect next.
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "diagnose/diagnose.h"
+#include "diagnose/scanner.h"
+
+namespace vigil::diagnose {
+namespace {
+
+std::vector<Finding> Verdicts(const std::string& text) {
+  ScanResult scan;
+  scan.files.push_back({"<screen>", "node0", text.size()});
+  scan.results.push_back(ParseText(text, 0));
+  Job job = BuildJob(std::move(scan));
+  return ApplyRules(job);
+}
+
+std::string Fact(const Finding& f, const std::string& key) {
+  for (const auto& [k, v] : f.facts)
+    if (k == key) return v;
+  return {};
+}
+
+bool Names(const Finding& f, int64_t rank, const std::string& role) {
+  for (const RankRef& r : f.ranks)
+    if (r.rank == rank && r.role == role) return true;
+  return false;
+}
+
+TEST(EvidenceVerdict, OneRankTimeoutNamesThePeerAndWhatToCollect) {
+  auto f = Verdicts(
+      "[rank1]: EI0002: [PID: 2969] 2025-10-11-15:09:34.713.335 The wait execution of the Notify "
+      "register times out. Reason: The Notify register has not received the Notify record from remote "
+      "rank: [24]. base information: [streamID:[109], taskID[38], taskType[Notify Wait]].\n");
+  ASSERT_FALSE(f.empty());
+  EXPECT_EQ(f[0].cls, "timeout");
+  EXPECT_EQ(f[0].kb, "EI0002");
+  EXPECT_EQ(f[0].confidence, "medium");
+  EXPECT_TRUE(Names(f[0], 24, "suspect"));
+  EXPECT_TRUE(Names(f[0], 1, "reporter"));
+  EXPECT_NE(Fact(f[0], "collect_next").find("rank 24"), std::string::npos);
+}
+
+TEST(EvidenceVerdict, ADeviceFaultBeforeTheTimeoutsIsTheRoot) {
+  auto f = Verdicts(
+      "[rank3]: [PID: 500] 2025-10-11-15:00:00.000.000 Device_Absent/Abnormal(EL0001): The device is "
+      "abnormal or absent.\n"
+      "[rank1]: EI0002: [PID: 400] 2025-10-11-15:30:36.000.000 The wait execution of the Notify "
+      "register times out. Reason: The Notify register has not received the Notify record from remote "
+      "rank: [3].\n"
+      "[rank2]: EI0002: [PID: 450] 2025-10-11-15:30:37.000.000 The wait execution of the Notify "
+      "register times out. Reason: The Notify register has not received the Notify record from remote "
+      "rank: [3].\n");
+  ASSERT_FALSE(f.empty());
+  EXPECT_EQ(f[0].cls, "device");
+  EXPECT_EQ(f[0].kb, "EL0001");
+  EXPECT_EQ(f[0].confidence, "high");
+  EXPECT_TRUE(Names(f[0], 3, "root cause"));
+  EXPECT_NE(f[0].summary.find("consequence"), std::string::npos) << f[0].summary;
+}
+
+TEST(EvidenceVerdict, ModelOutOfMemoryIsNotANetworkFault) {
+  auto f = Verdicts(
+      "[rank0]: Traceback (most recent call last):\n"
+      "[rank0]:   File \"/app/train.py\", line 9, in step\n"
+      "[rank0]: torch.OutOfMemoryError: NPU out of memory. Tried to allocate 72.00 MiB (NPU 0; 60.96 "
+      "GiB total capacity; 5.00 MiB free)\n");
+  ASSERT_FALSE(f.empty());
+  EXPECT_EQ(f[0].cls, "memory");
+  EXPECT_TRUE(Names(f[0], 0, "root cause"));
+}
+
+TEST(EvidenceVerdict, ADeviceHeldByAnOldProcessIsEnvironment) {
+  auto f = Verdicts(
+      "EJ0001: 2024-05-21-11:57:54.167.645 Failed to initialize the HCCP process. Reason: Maybe the "
+      "last training process is running.\n");
+  ASSERT_FALSE(f.empty());
+  EXPECT_EQ(f[0].cls, "environment");
+  EXPECT_EQ(f[0].kb, "EJ0001");
+}
+
+TEST(EvidenceVerdict, WatchdogTimeoutAloneSaysWhatIsMissing) {
+  auto f = Verdicts(
+      "[rank1]:[E324 13:00:25.428029551 compiler_depend.ts:574] [Rank 1] Watchdog caught collective "
+      "operation timeout: WorkHCCL(SeqNum=196, OpType=ALLREDUCE, Timeout(ms)=3600000) ran for 3600185 "
+      "milliseconds before timing out.\n");
+  ASSERT_FALSE(f.empty());
+  EXPECT_EQ(f[0].cls, "timeout");
+  EXPECT_EQ(f[0].confidence, "low");
+  EXPECT_FALSE(Fact(f[0], "collect_next").empty());
+}
+
+TEST(EvidenceVerdict, NothingRecognisedIsNoVerdict) {
+  auto f = Verdicts("INFO 06-12 12:00:00 [worker.py:3] loading weights\nall good\n");
+  EXPECT_TRUE(f.empty());
+}
+
+}  // namespace
+}  // namespace vigil::diagnose
