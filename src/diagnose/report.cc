@@ -122,9 +122,20 @@ std::string RenderText(const DiagnoseResult& r, bool verbose) {
                      job.processes.size(), job.comms.size());
   if (r.findings.empty()) {
     out += "VERDICT: no fault found in these logs\n";
-    out += "  No heartbeat event, task exception, screen error code or link error was found. If the job "
-           "hung, collect the logs of every node (run/ and debug/ plog) and rerun with "
-           "HCCL_ENTRY_LOG_ENABLE=1.\n";
+    if (job.stats.records == 0) {
+      // Nothing to judge: say what is missing instead of guessing.
+      out += fmt::format(
+          "  None of the {} line(s) is a CANN plog record or carries an error code or a message the "
+          "knowledge base knows: this is not the part of the job's output that holds the failure. "
+          "Collect the failing rank's screen output from its first error on (with the traceback), "
+          "or the plog folders of every node ($ASCEND_PROCESS_LOG_PATH, default ~/ascend/log: "
+          "run/plog and debug/plog).\n",
+          job.stats.lines);
+    } else {
+      out += "  No heartbeat event, task exception, error code, error message or link error was found. If the "
+             "job hung, collect the logs of every node (run/ and debug/ plog) and rerun with "
+             "HCCL_ENTRY_LOG_ENABLE=1.\n";
+    }
   } else {
     AppendFinding(&out, r.findings.front(), true, 1);
     if (r.findings.size() > 1) {
