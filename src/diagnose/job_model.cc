@@ -302,6 +302,15 @@ Job BuildJob(ScanResult&& scan) {
       if (d) p.device = *d;
     }
   }
+  // Heartbeat CQE lines name only the remote end: the local end is the printing process.
+  for (Event& ev : job.events) {
+    if (ev.kind != EventKind::kCqeDetail || ev.proc < 0 || !ev.local_server.empty() || !ev.local_ip.empty()) continue;
+    const Process& p = job.processes[ev.proc];
+    ev.local_server = p.host_ip;
+    ev.local_ip = p.device_ip;
+    int64_t dev = p.phy_device >= 0 ? p.phy_device : p.device;
+    if (dev >= 0) ev.local_device = std::to_string(dev);
+  }
 
   // Communicators: init lines first (they name every rank), then ops and failures.
   for (const Event& ev : job.events) {

@@ -317,5 +317,93 @@ TEST_F(JobDir, SocketRanksNamingEachOtherAreBothRoots) {
   EXPECT_EQ(roots, (std::vector<int64_t>{0, 1}));
 }
 
+TEST(RankLines, PidOfFileName) {
+  EXPECT_EQ(vigil::diagnose::Job::PidOfFileName("w/run/plog/plog-1365_20250805194545930.log"), 1365);
+  EXPECT_EQ(vigil::diagnose::Job::PidOfFileName("w/plog-parser-69402-1.log"), 69402);
+  EXPECT_EQ(vigil::diagnose::Job::PidOfFileName("w/debug/device-3/device-1365_20250806230906733.log"), 1365);
+  // A device's own log (device-<id>/device-<id>_...) outside debug/ is no process's.
+  EXPECT_EQ(vigil::diagnose::Job::PidOfFileName("slog/dev-os-3/device-0/device-0_20230607152210099.log"), -1);
+  EXPECT_EQ(vigil::diagnose::Job::PidOfFileName("w/train.log"), -1);
+}
+
+TEST_F(JobDir, TransportChainEndsAtTheRankWithoutItsOwnError) {
+  auto setup = [](int pid, int rank, const std::string& server, int phy) {
+    return Line("INFO", pid, "01:00:00.000.000",
+                "[HCCL_TRACE]SetupAgent rankNum[3], rank[" + std::to_string(rank) + "], rootInfo identifier[" + kComm +
+                    "], server[" + server + "%eth0], logicDevId[" + std::to_string(phy) + "], phydevId[" +
+                    std::to_string(phy) + "], deviceIp[" + server + "1]");
+  };
+  auto transport = [](int pid, const std::string& time, const std::string& peer) {
+    return Line("ERROR", pid, time,
+                "[Create][DestLink]Transport init error! createLink para:rank[443]-localUserrank[443]-localIpAddr[], "
+                "dst_rank[0]-remoteUserrank[0]-remoteIpAddr[" + peer + "], machineType[1], linkMode[1], tag[AllGather_g]");
+  };
+  Write("w0/plog-100_20240408010000000.log",
+        setup(100, 0, "1.1.1.1", 0) + Line("ERROR", 100, "01:00:09.000.000", "[Recv][RaSocket]errNo[0x0d] recv fail"));
+  Write("w1/plog-101_20240408010000000.log", setup(101, 1, "2.2.2.2", 1) + transport(101, "01:00:08.000.000", "1.1.1.1/0"));
+  Write("w2/plog-102_20240408010000000.log", setup(102, 2, "3.3.3.3", 2) + transport(102, "01:00:07.000.000", "2.2.2.2/1"));
+  DiagnoseResult res = Run();
+  const Finding* f = Find(res, "wait_chain");
+  ASSERT_NE(f, nullptr);
+  EXPECT_EQ(f->code, "EI0009");
+  EXPECT_EQ(Roots(*f), (std::vector<int64_t>{0}));
+}
+
+TEST_F(JobDir, SocketChainToAPeerWithoutLogsNamesTheLastRankSeen) {
+  Write("w/plog-100_20240408010000000.log",
+        SetupLine(100, 1, 2, 0, "1.0.0.1") +
+            Line("ERROR", 100, "01:00:01.000.000", "   |  9.9.9.9(0)   |   1.0.0.1(1)   |  client  | no connect |"));
+  DiagnoseResult res = Run();
+  const Finding* f = Find(res, "wait_chain");
+  ASSERT_NE(f, nullptr);
+  EXPECT_EQ(Roots(*f), (std::vector<int64_t>{1}));
+  EXPECT_NE(f->title.find("9.9.9.9"), std::string::npos) << f->title;
+}
+
+TEST_F(JobDir, AicpuNotifyWaitNamesTheAwaitedRank) {
+  auto init = [](int pid, int rank, int dev) {
+    return Line("INFO", pid, "01:00:00.000.000",
+                "hcclCommInitInfo:commId[hccl-1-5-1754394529-hccl_world_group], rank[" + std::to_string(rank) +
+                    "], totalRanks[2], serverId[%bond4.24], deviceType[4],logicDevId[" + std::to_string(dev) +
+                    "], identifier[group_name_17271]");
+  };
+  Write("w0/run/plog/plog-1382_20250805194601414.log", init(1382, 0, 11));
+  Write("w1/run/plog/plog-1365_20250805194545930.log",
+        init(1365, 1, 3) + Line("ERROR", 1365, "02:00:00.000.000", "[Op]some host error"));
+  // The device-side log of pid 1365 prints the AICPU scheduler's pid.
+  Write("w1/debug/device-3/device-1365_20250806230906733.log",
+        Line("ERROR", 5375, "01:59:00.000.000",
+             "[TaskException]base information is streamId:149, sqid:153, type:NOTIFY WAIT, localRank:1, "
+             "remoteRank:0, taskId:26064") +
+            Line("ERROR", 5375, "01:59:00.000.100",
+                 "[TaskException]opData information is tag:worldCommSendRecv_2_1_group_name_17271, "
+                 "group:group_name_17271, opIndex:39013693, "));
+  DiagnoseResult res = Run();
+  const Finding* f = Find(res, "aicpu_wait_chain");
+  ASSERT_NE(f, nullptr);
+  EXPECT_EQ(Roots(*f), (std::vector<int64_t>{0}));
+  EXPECT_EQ(res.job.processes.size(), 2u);  // the device log joined its host process
+}
+
+TEST_F(JobDir, DeviceErrorBeforeTheTimeoutsBeatsTheCycle) {
+  const char* remote[] = {"1", "2", "0"};
+  for (int r = 0; r < 3; ++r) {
+    std::string early = r == 1 ? "[ERROR] RUNTIME(101,python3):2024-04-08-02:23:48.824.435 [task_info.cc:1754]75380 "
+                                 "PreCheckTaskErr:[FINAL][FINAL]Kernel task happen error, retCode=0x26, [aicore exception].\n"
+                               : "";
+    Write("w/plog-parser-" + std::to_string(100 + r) + "-1.log",
+          SetupLine(100 + r, r, 3, r, "1.0.0." + std::to_string(r)) + early +
+              Notify(100 + r, "02:55:04.900.605", "AllReduce", -1, remote[r]));
+  }
+  DiagnoseResult res = Run();
+  ASSERT_FALSE(res.findings.empty());
+  EXPECT_EQ(res.findings[0].fault, "error_before_timeouts");
+  EXPECT_EQ(res.findings[0].cls, "device");
+  EXPECT_EQ(Roots(res.findings[0]), (std::vector<int64_t>{1}));
+  const Finding* cycle = Find(res, "wait_cycle");
+  ASSERT_NE(cycle, nullptr);  // still described, below the cause
+  EXPECT_LT(cycle->score, res.findings[0].score);
+}
+
 }  // namespace
 }  // namespace vigil::diagnose

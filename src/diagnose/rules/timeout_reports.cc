@@ -71,9 +71,12 @@ void AddEvidence(Ctx* cx, Finding* f, const std::vector<Report>& reports, const 
   }
 }
 
-Finding Base(const std::string& fault, const std::string& cls, int score, Micros t) {
+// `kb`: a knowledge-base entry id, or a catalogue code (the entry is found from it).
+Finding Base(const std::string& fault, const std::string& cls, int score, Micros t, const std::string& kb) {
   Finding f;
   f.fault = fault;
+  if (kb.starts_with("EI")) f.code = kb;
+  else f.kb = kb;
   f.cls = cls;
   f.score = score;
   f.time = t;
@@ -104,7 +107,7 @@ void NotifyComm(Ctx* cx, const Comm& c, std::vector<Report> reports) {
   for (int64_t p : LoggedProcs(c))
     if (!reported.count(p)) silent.push_back(p);
   if (!silent.empty()) {
-    Finding f = Base("notify_silent_rank", "process", 84, first);
+    Finding f = Base("notify_silent_rank", "process", 84, first, "EI0002");
     f.title = fmt::format("{} of {} rank(s) of {} reported a Notify Wait timeout; the others did not",
                           reported.size(), reported.size() + silent.size(), c.group);
     f.summary = "Every rank that waited timed out and said so; the ranks with logs that did not report never "
@@ -119,7 +122,7 @@ void NotifyComm(Ctx* cx, const Comm& c, std::vector<Report> reports) {
   // 2. Reports spread over more than the exec timeout: the last one came late.
   int64_t exec_s = job.ExecTimeoutOf(reports.back().proc);
   if (reports.size() > 1 && exec_s > 0 && last - first > exec_s * kSec) {
-    Finding f = Base("late_reporter", "process", 84, last);
+    Finding f = Base("late_reporter", "process", 84, last, "EI0002");
     f.title = fmt::format("Notify Wait timeouts of {} spread over {}, more than HCCL_EXEC_TIMEOUT ({} s)", c.group,
                           FormatDuration(last - first), exec_s);
     f.summary = "The last rank to report timed out one timeout period after the others: it reached the collective "
@@ -141,7 +144,7 @@ void NotifyComm(Ctx* cx, const Comm& c, std::vector<Report> reports) {
                   text.starts_with("RUNTIME(") || text.find("[ERROR] RUNTIME") != std::string_view::npos ||
                   text.find("[ERROR] DRV") != std::string_view::npos;
     if (!device) continue;
-    Finding f = Base("error_before_timeouts", "device", 87, pr.first_error);
+    Finding f = Base("error_before_timeouts", "device", 87, pr.first_error, "");
     f.title = fmt::format("A device-side error on one rank {} before the Notify Wait timeouts of {}",
                           FormatDuration(first - pr.first_error), c.group);
     f.summary = "This rank's own task failed first; the other ranks then waited for it until HCCL_EXEC_TIMEOUT and "
@@ -169,7 +172,7 @@ void NotifyShape(Ctx* cx, const Comm& c, const std::vector<Report>& reports) {
     if (r.tf->index >= 0) by_index[r.tf->index].push_back(&r);
   if (by_index.size() > 1) {
     const auto& [low, at] = *by_index.begin();
-    Finding f = Base("index_mismatch", "consistency", 88, first);
+    Finding f = Base("index_mismatch", "consistency", 88, first, "EI0002");
     f.title = fmt::format("Ranks of {} time out at different ops: {} rank(s) at op index {}, the others later", c.group,
                           at.size(), low);
     f.summary = fmt::format("The Notify Wait timeouts name op index {} on {} rank(s) and higher indices on the "
@@ -192,7 +195,7 @@ void NotifyShape(Ctx* cx, const Comm& c, const std::vector<Report>& reports) {
     auto minority = by_op.begin();
     for (auto it = by_op.begin(); it != by_op.end(); ++it)
       if (it->second.size() < minority->second.size()) minority = it;
-    Finding f = Base("op_mismatch", "consistency", 88, first);
+    Finding f = Base("op_mismatch", "consistency", 88, first, "EI0002");
     f.title = fmt::format("Ranks of {} wait in different collectives: {} rank(s) in {}", c.group,
                           minority->second.size(), minority->first);
     f.summary = fmt::format("At the same point the task tags name {} on {} rank(s) and another op on the others: "
@@ -215,7 +218,7 @@ void NotifyShape(Ctx* cx, const Comm& c, const std::vector<Report>& reports) {
   }
   for (const Report& r : reports) {
     if (!r.self || waiters[r.proc] == 0) continue;
-    Finding f = Base("waits_own_stream", "process", 88, r.time);
+    Finding f = Base("waits_own_stream", "process", 88, r.time, "EI0002");
     f.title = fmt::format("Rank waits on its own second stream and {} rank(s) of {} wait on it", waiters[r.proc],
                           c.group);
     f.summary = "Its Notify Wait names remote rank 'local': its main stream waits for a task of its own other "
@@ -237,7 +240,7 @@ void NotifyShape(Ctx* cx, const Comm& c, const std::vector<Report>& reports) {
   if (at >= 0 && std::find(path.begin(), path.end(), at) != path.end()) {
     std::vector<int64_t> cycle(std::find(path.begin(), path.end(), at), path.end());
     if (cycle.size() < 2) return;
-    Finding f = Base("wait_cycle", "consistency", 72, first);
+    Finding f = Base("wait_cycle", "consistency", 72, first, "EI0002");
     f.confidence = "low";
     std::vector<int64_t> ranks;
     for (int64_t p : cycle) ranks.push_back(ref(p, "").rank);
@@ -255,7 +258,7 @@ void NotifyShape(Ctx* cx, const Comm& c, const std::vector<Report>& reports) {
   if (path.size() >= 2 && at == -1) {
     // The chain leaves the logs: the awaited rank has none.
     const Report& lastr = *of[path.back()];
-    Finding f = Base("wait_chain_end", "process", 80, first);
+    Finding f = Base("wait_chain_end", "process", 80, first, "EI0002");
     f.title = fmt::format("Notify Wait timeouts of {} lead to rank {}, whose logs are missing", c.group,
                           lastr.tf->para_remote);
     f.summary = "The ranks wait on each other in a chain that ends at a rank without logs.";
@@ -320,7 +323,7 @@ void RootInfoComm(Ctx* cx, const Comm& c, std::vector<Report> reports, const Eve
       if (!logged && !conn) missing.push_back(k);
     }
     if (!missing.empty() && missing.size() < static_cast<size_t>(c.rank_size)) {
-      Finding f = Base("rank_never_connected", "process", 90, connected->time);
+      Finding f = Base("rank_never_connected", "process", 90, connected->time, "hccl.root_info_recv_failed");
       f.title = fmt::format("Rank(s) {} of {} never connected to the root rank and left no logs", RankList(missing),
                             c.group);
       f.summary = "The root rank listed the ranks that reached it during the root-info exchange; these did not, and "
@@ -344,7 +347,7 @@ void RootInfoComm(Ctx* cx, const Comm& c, std::vector<Report> reports, const Eve
   for (int64_t p : LoggedProcs(c))
     if (!reported.count(p) && p != root_proc) silent.push_back(p);
   if (!silent.empty()) {
-    Finding f = Base("rootinfo_silent_rank", "process", 88, first);
+    Finding f = Base("rootinfo_silent_rank", "process", 88, first, "hccl.root_info_recv_failed");
     f.title = fmt::format("Root-info init of {} failed on {} rank(s); rank(s) with logs that did not fail are suspects",
                           c.group, reported.size());
     f.summary = "The ranks that reported failed to receive the root-info exchange; the ranks below are in the same "
@@ -358,7 +361,7 @@ void RootInfoComm(Ctx* cx, const Comm& c, std::vector<Report> reports, const Eve
   // 3. Reports spread over more than the connect timeout: the last came late.
   int64_t conn_s = ConnectTimeoutOf(job, reports.back().proc);
   if (reports.size() > 1 && last - first > conn_s * kSec) {
-    Finding f = Base("late_reporter", "connection", 88, last);
+    Finding f = Base("late_reporter", "connection", 88, last, "hccl.root_info_recv_failed");
     f.title = fmt::format("Root-info init failures of {} spread over {}, more than HCCL_CONNECT_TIMEOUT ({} s)",
                           c.group, FormatDuration(last - first), conn_s);
     f.summary = "The last rank to fail reached communicator init one connect timeout after the first: it arrived "
@@ -370,7 +373,7 @@ void RootInfoComm(Ctx* cx, const Comm& c, std::vector<Report> reports, const Eve
     return;
   }
   // 4. Everybody failed within the limit: the root rank.
-  Finding f = Base("rootinfo_root", "connection", 84, first);
+  Finding f = Base("rootinfo_root", "connection", 84, first, "hccl.root_info_recv_failed");
   std::string host = c.group.substr(0, c.group.find('%'));
   if (root_proc >= 0) {
     f.ranks.push_back(ref(root_proc, "root cause"));

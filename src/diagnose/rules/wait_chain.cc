@@ -227,6 +227,7 @@ void AicpuChains(Ctx* cx) {
     Finding& f = cx->out[i];
     f.fault = "aicpu_wait_chain";
     f.cls = "process";
+    f.kb = "hccl.aicpu_notify_wait_failed";
     f.advice = "Read the awaited rank's device log (debug/device-N/device-<pid>_*.log) for its own task exception "
                "and its host plog for where it stopped.";
   }
