@@ -405,5 +405,20 @@ TEST_F(JobDir, DeviceErrorBeforeTheTimeoutsBeatsTheCycle) {
   EXPECT_LT(cycle->score, res.findings[0].score);
 }
 
+TEST_F(JobDir, SocketFailuresSpreadOverTheConnectTimeoutBlameTheLastRank) {
+  // Both ranks name each other, but rank 1 failed 10 minutes after rank 0: it came late.
+  Write("w/plog-100_20240408010000000.log",
+        SetupLine(100, 0, 2, 0, "1.0.0.0") +
+            Line("ERROR", 100, "01:00:01.000.000", "   |  1.0.0.1(1)   |   1.0.0.0(0)   |  server  | no connect |"));
+  Write("w/plog-101_20240408010000000.log",
+        SetupLine(101, 1, 2, 1, "1.0.0.1") +
+            Line("ERROR", 101, "01:10:01.000.000", "   |  1.0.0.0(0)   |   1.0.0.1(1)   |  client  | no connect |"));
+  DiagnoseResult res = Run();
+  const Finding* f = Find(res, "late_reporter");
+  ASSERT_NE(f, nullptr);
+  EXPECT_EQ(Roots(*f), (std::vector<int64_t>{1}));
+  EXPECT_EQ(Find(res, "wait_chain"), nullptr);
+}
+
 }  // namespace
 }  // namespace vigil::diagnose

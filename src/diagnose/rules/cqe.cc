@@ -53,7 +53,9 @@ void RuleCqe(Ctx* cx) {
     f.fault = "error_cqe";
     f.code = "EI0013";
     f.time = t;
-    RankRef local = cx->Ref(e.proc, "local end");
+    std::string local_group;
+    int64_t local_rank = RankInLargestComm(job, e.proc, &local_group);
+    RankRef local = cx->Ref(e.proc, "local end", local_group, local_rank);
     if (local.host.empty()) local.host = e.local_server;
     // The peer: by its device IP (another process's local end, or the rank table), else by
     // server/device as a heartbeat uid.

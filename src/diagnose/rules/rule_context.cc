@@ -1,4 +1,5 @@
-// Helpers more than one rule family uses: status order, catalogue advice, rank lists.
+// Helpers more than one rule family uses: status order, catalogue advice, rank lists, a process's
+// rank.
 #include "diagnose/rules/rule_context.h"
 
 #include <fmt/format.h>
@@ -39,6 +40,20 @@ std::string RankList(const std::vector<int64_t>& ranks) {
   std::string s;
   for (size_t i = 0; i < ranks.size(); ++i) s += (i ? ", " : "") + std::to_string(ranks[i]);
   return s;
+}
+
+int64_t RankInLargestComm(const Job& job, int64_t proc, std::string* group) {
+  int64_t best = -1, rank = -1;
+  for (const Comm& c : job.comms) {
+    int64_t mi = c.MemberOfProc(proc);
+    if (mi < 0 || c.members[mi].rank < 0) continue;
+    if (best < 0 || c.rank_size > best) {
+      best = c.rank_size;
+      *group = c.group;
+      rank = c.members[mi].rank;
+    }
+  }
+  return rank;
 }
 
 }  // namespace vigil::diagnose::rules

@@ -95,6 +95,9 @@ std::string CatalogueAdvice(const std::string& code);
 // "0, 3, 5".
 std::string RankList(const std::vector<int64_t>& ranks);
 
+// A process's rank in the largest communicator it is in (its group in *group), or -1.
+int64_t RankInLargestComm(const Job& job, int64_t proc, std::string* group);
+
 // The shift from a comm's Entry-line ordinals to its flight-recorder op indices (timing.cc).
 int64_t EntryShift(const Comm& c);
 

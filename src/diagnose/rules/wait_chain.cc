@@ -5,6 +5,8 @@
 // its group). Walked from the earliest-failing rank, the chain ends at the root: a rank that waits
 // on nobody (it never got that far), every rank of a cycle, or the last rank in the logs when the
 // next one has none.
+// When every rank with logs failed link setup but over more than HCCL_CONNECT_TIMEOUT, the last
+// one came late and is named instead.
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -21,20 +23,6 @@ struct Edge {
   std::string unknown;  // the peer as printed, when it has no logs
   const Event* ev = nullptr;
 };
-
-int64_t LargestComm(const Job& job, int64_t proc, std::string* group) {
-  int64_t best = -1, rank = -1;
-  for (const Comm& c : job.comms) {
-    int64_t mi = c.MemberOfProc(proc);
-    if (mi < 0) continue;
-    if (best < 0 || c.rank_size > best) {
-      best = c.rank_size;
-      *group = c.group;
-      rank = c.members[mi].rank;
-    }
-  }
-  return rank;
-}
 
 int64_t ProcByDeviceIp(const Job& job, const std::string& ip, const std::string& node) {
   if (ip.empty()) return -1;
@@ -111,7 +99,7 @@ void Report(Ctx* cx, const std::map<int64_t, std::vector<Edge>>& edges, const st
   Chain ch = Walk(edges, start);
   auto ref = [&](int64_t proc, const std::string& role) {
     std::string group;
-    int64_t rank = LargestComm(job, proc, &group);
+    int64_t rank = RankInLargestComm(job, proc, &group);
     return cx->Ref(proc, role, group, rank);
   };
   auto name = [&](int64_t proc) { return DescribeRank(ref(proc, "")); };
@@ -155,6 +143,66 @@ void Report(Ctx* cx, const std::map<int64_t, std::vector<Edge>>& edges, const st
   cx->out.push_back(std::move(f));
 }
 
+// Every rank of the comm that has logs failed link setup, but the first and the last failure are
+// more than HCCL_CONNECT_TIMEOUT apart: the last one reached link setup late (the others gave up
+// waiting for it), whatever the chain says.
+bool LateSocketReporter(Ctx* cx, const std::map<int64_t, std::vector<Edge>>& socket) {
+  const Job& job = cx->job;
+  if (socket.size() < 2) return false;
+  std::string group;
+  size_t best = 0;
+  for (const auto& [proc, es] : socket) {
+    std::string g;
+    RankInLargestComm(job, proc, &g);
+    int64_t ci = job.CommIndex(g);
+    if (ci >= 0 && job.comms[ci].members.size() > best) {
+      best = job.comms[ci].members.size();
+      group = g;
+    }
+  }
+  int64_t ci = job.CommIndex(group);
+  if (ci < 0) return false;
+  std::map<int64_t, const Event*> first;  // proc → its first link failure
+  for (const Member& m : job.comms[ci].members) {
+    if (m.proc < 0) continue;
+    auto it = socket.find(m.proc);
+    if (it == socket.end()) return false;  // a rank with logs stayed silent: the chain decides
+    for (const Edge& e : it->second)
+      if (e.ev->time != kNoTime && (!first.count(m.proc) || e.ev->time < first[m.proc]->time)) first[m.proc] = e.ev;
+  }
+  if (first.size() < 2) return false;
+  const Event* lo = nullptr;
+  const Event* hi = nullptr;
+  for (const auto& [proc, e] : first) {
+    if (lo == nullptr || e->time < lo->time) lo = e;
+    if (hi == nullptr || e->time > hi->time) hi = e;
+  }
+  int64_t limit = 120;  // HCCL_CONNECT_TIMEOUT's default
+  const auto& env = job.processes[hi->proc].env;
+  if (auto it = env.find("HCCL_CONNECT_TIMEOUT"); it != env.end()) limit = ToInt(it->second).value_or(limit);
+  if (hi->time - lo->time <= limit * kSec) return false;
+  std::string g;
+  int64_t rank = RankInLargestComm(job, hi->proc, &g);
+  Finding f;
+  f.fault = "late_reporter";
+  f.cls = "connection";
+  f.code = "EI0006";
+  f.confidence = "medium";
+  f.score = 89;
+  f.time = hi->time;
+  f.title = fmt::format("Link setup failures of {} spread over {}, more than HCCL_CONNECT_TIMEOUT ({} s)", group,
+                        FormatDuration(hi->time - lo->time), limit);
+  f.summary = "Every rank with logs failed to set up its links, the last one a connect timeout after the first: it "
+              "reached link setup late and the others had given up waiting for it.";
+  f.advice = "If HCCL_CONNECT_TIMEOUT is sane for this job, find what delayed the last rank before link setup "
+             "(compilation, data loading, a hang).";
+  f.ranks.push_back(cx->Ref(hi->proc, "root cause", g, rank));
+  f.evidence.push_back(cx->Ev(*hi, "the last link failure"));
+  f.evidence.push_back(cx->Ev(*lo, "the first link failure"));
+  cx->out.push_back(std::move(f));
+  return true;
+}
+
 void SocketChains(Ctx* cx) {
   const Job& job = cx->job;
   std::map<int64_t, std::vector<Edge>> socket, transport;
@@ -188,7 +236,7 @@ void SocketChains(Ctx* cx) {
     for (auto& [proc, es] : *m)
       std::stable_sort(es.begin(), es.end(), [](const Edge& a, const Edge& b) { return a.to >= 0 && b.to < 0; });
   Report(cx, transport, "Transport init errors", "EI0009", 89);
-  Report(cx, socket, "Link setup timeouts", "EI0006", 89);
+  if (!LateSocketReporter(cx, socket)) Report(cx, socket, "Link setup timeouts", "EI0006", 89);
 }
 
 void AicpuChains(Ctx* cx) {
