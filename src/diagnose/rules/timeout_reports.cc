@@ -323,7 +323,7 @@ void RootInfoComm(Ctx* cx, const Comm& c, std::vector<Report> reports, const Eve
       if (!logged && !conn) missing.push_back(k);
     }
     if (!missing.empty() && missing.size() < static_cast<size_t>(c.rank_size)) {
-      Finding f = Base("rank_never_connected", "process", 90, connected->time, "hccl.root_info_recv_failed");
+      Finding f = Base("rank_never_connected", "process", 90, connected->time, "hccl.root_info_detect_timeout");
       f.title = fmt::format("Rank(s) {} of {} never connected to the root rank and left no logs", RankList(missing),
                             c.group);
       f.summary = "The root rank listed the ranks that reached it during the root-info exchange; these did not, and "
