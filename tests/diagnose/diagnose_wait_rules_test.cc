@@ -420,5 +420,22 @@ TEST_F(JobDir, SocketFailuresSpreadOverTheConnectTimeoutBlameTheLastRank) {
   EXPECT_EQ(Find(res, "wait_chain"), nullptr);
 }
 
+TEST_F(JobDir, AnEarlierRunsProcessIsNotASilentRank) {
+  // Rank 1's plog of an earlier run sits next to this run's: only this run's process counts.
+  Write("w/plog-90_20240407010000000.log",
+        Line("INFO", 90, "00:00:00.000.000",
+             "[HCCL_TRACE]SetupAgent rankNum[2], rank[1], rootInfo identifier[" + kComm +
+                 "], server[10.1.1.1%eth0], logicDevId[1], phydevId[1], deviceIp[1.0.0.1]"));
+  for (int r = 0; r < 2; ++r)
+    Write("w/plog-" + std::to_string(100 + r) + "_20240408010000000.log",
+          SetupLine(100 + r, r, 2, r, "1.0.0." + std::to_string(r)) +
+              Notify(100 + r, "02:55:04.900.605", "AllReduce", r == 1 ? 2 : 3, std::to_string(1 - r)));
+  DiagnoseResult res = Run();
+  EXPECT_EQ(Find(res, "notify_silent_rank"), nullptr);
+  const Finding* f = Find(res, "index_mismatch");
+  ASSERT_NE(f, nullptr);
+  EXPECT_EQ(Roots(*f), (std::vector<int64_t>{1}));
+}
+
 }  // namespace
 }  // namespace vigil::diagnose

@@ -48,10 +48,22 @@ int64_t CommOf(const Job& job, int64_t proc, const std::string& group) {
   return best;
 }
 
-std::vector<int64_t> LoggedProcs(const Comm& c) {
+// The processes of a comm's ranks that have logs. When two processes claim one rank (an earlier
+// run's logs in the same folder), the one whose logs start later is that rank now.
+std::vector<int64_t> LoggedProcs(const Job& job, const Comm& c) {
+  std::map<int64_t, int64_t> by_rank;
   std::vector<int64_t> out;
-  for (const Member& m : c.members)
-    if (m.proc >= 0 && std::find(out.begin(), out.end(), m.proc) == out.end()) out.push_back(m.proc);
+  for (const Member& m : c.members) {
+    if (m.proc < 0) continue;
+    if (m.rank < 0) {
+      if (std::find(out.begin(), out.end(), m.proc) == out.end()) out.push_back(m.proc);
+      continue;
+    }
+    auto [it, fresh] = by_rank.emplace(m.rank, m.proc);
+    if (!fresh && job.processes[m.proc].first > job.processes[it->second].first) it->second = m.proc;
+  }
+  for (const auto& [rank, proc] : by_rank)
+    if (std::find(out.begin(), out.end(), proc) == out.end()) out.push_back(proc);
   return out;
 }
 
@@ -104,7 +116,7 @@ void NotifyComm(Ctx* cx, const Comm& c, std::vector<Report> reports) {
 
   // 1. Ranks of the comm with logs that did not report.
   std::vector<int64_t> silent;
-  for (int64_t p : LoggedProcs(c))
+  for (int64_t p : LoggedProcs(job, c))
     if (!reported.count(p)) silent.push_back(p);
   if (!silent.empty()) {
     Finding f = Base("notify_silent_rank", "process", 84, first, "EI0002");
@@ -136,7 +148,7 @@ void NotifyComm(Ctx* cx, const Comm& c, std::vector<Report> reports) {
   int cap = 100;
   // 3. Causal order beats the shape of the waits: a rank's own device-side error about one exec
   // timeout before everybody's timeouts is why they waited, whatever the wait graph looks like.
-  for (int64_t p : LoggedProcs(c)) {
+  for (int64_t p : LoggedProcs(job, c)) {
     const Process& pr = job.processes[p];
     if (pr.first_error == kNoTime || pr.first_error > first - exec_s * kSec / 2) continue;
     std::string_view text = pr.first_error_text;
@@ -344,7 +356,7 @@ void RootInfoComm(Ctx* cx, const Comm& c, std::vector<Report> reports, const Eve
   }
   // 2. Ranks with logs that did not report.
   std::vector<int64_t> silent;
-  for (int64_t p : LoggedProcs(c))
+  for (int64_t p : LoggedProcs(job, c))
     if (!reported.count(p) && p != root_proc) silent.push_back(p);
   if (!silent.empty()) {
     Finding f = Base("rootinfo_silent_rank", "process", 88, first, "hccl.root_info_recv_failed");
