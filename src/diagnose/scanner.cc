@@ -175,6 +175,11 @@ class FileParser {
         // cost as much as reading them.
         if (r.level == Level::kEvent && r.content.find("Event id=0x") != std::string_view::npos)
           KbPatterns(r, loc, text);
+        // HCCL's heartbeat traces its status changes at INFO ("[HCCL_TRACE]rank [..]: rank [..]
+        // status[LOST] by rank [..]"): a cluster's root cause even when no ERROR line follows.
+        if (r.level == Level::kInfo && r.content.find("[HCCL_TRACE]") != std::string_view::npos &&
+            r.content.find("status[") != std::string_view::npos)
+          KbPatterns(r, loc, text);
         return;
       case Parsed::kOp:
         AddOp(r, key);

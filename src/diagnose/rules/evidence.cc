@@ -25,7 +25,11 @@ struct Obs {
 
 // A catch-all code with nothing specific in its line ("EI9999: Inner Error!"): beside timeouts
 // it says less than they do.
-bool IsCatchAllOnly(const Obs& o) { return !o.entry->id.starts_with("hccl_result."); }
+// A return number of class software ("model execute failed") says as little.
+bool IsCatchAllOnly(const Obs& o) {
+  if (o.entry->id.starts_with("hccl_result.")) return false;
+  return (o.entry->code.size() == 6 && o.entry->code.substr(2) == "9999") || o.entry->cls == "software";
+}
 
 // Which class is the deeper cause when times do not tell (lower first).
 int Depth(const std::string& cls) {
@@ -40,7 +44,9 @@ bool IsCause(const kb::Entry& e) { return e.role == "cause" && e.cls != "timeout
 // CANN's catch-all codes ("EE9999: Inner Error!") and result codes say that something failed,
 // not what: they rank after every specific entry.
 bool IsWeak(const kb::Entry& e) {
-  return e.id.starts_with("hccl_result.") || (e.code.size() == 6 && e.code.substr(2) == "9999");
+  bool number = !e.code.empty() && std::all_of(e.code.begin(), e.code.end(), [](char c) { return c >= '0' && c <= '9'; });
+  return e.id.starts_with("hccl_result.") || (e.code.size() == 6 && e.code.substr(2) == "9999") ||
+         (number && e.role == "either");
 }
 bool IsSymptom(const kb::Entry& e) { return e.role == "symptom" || e.cls == "timeout"; }
 
