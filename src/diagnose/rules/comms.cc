@@ -9,6 +9,8 @@
 #include <map>
 #include <set>
 
+#include "common/knowledge_base.h"
+
 namespace vigil::diagnose::rules {
 namespace {
 
@@ -82,7 +84,7 @@ void RuleComms(Ctx* cx) {
       f.summary = fmt::format("The communicator has {} ranks; the given logs show {} of them. The "
                               "missing ranks may be the cause: collect their run/ and debug/ plogs.",
                               c.rank_size, c.rank_size - static_cast<int64_t>(missing.size()));
-      f.advice = "Collect the CANN log folders of every node of the job and run diagnose on all of them.";
+      FromKb(&f);
       f.confidence = "low";
       f.score = 25;
       f.facts.push_back({"missing_ranks", RankList(missing)});
@@ -98,8 +100,10 @@ void RuleComms(Ctx* cx) {
       f.summary = fmt::format("Before the others timed out, {} reported an error of its own at {}: {}",
                               RankName(r), FormatTime(first_primary->time),
                               Printable(first_primary->text, 240));
-      f.advice = "Investigate this rank's own error first; the others only waited for it.";
       f.code = first_primary->code;
+      // The class of the error it relays, when the knowledge base knows its code.
+      if (const kb::Entry* ce = f.code.empty() ? nullptr : kb::Get().Find(f.code)) f.cls = ce->cls;
+      FromKb(&f);
       if (!f.code.empty()) f.advice += " " + CatalogueAdvice(f.code);
       f.confidence = "medium";
       f.score = 62;
@@ -130,7 +134,7 @@ void RuleComms(Ctx* cx) {
                             failed.size());
       f.summary = "The failing ranks waited for rank(s) that logged nothing: they never reached the op "
                   "(stuck host code) or died without a trace." + detail;
-      f.advice = "Look at what the silent rank(s) were doing: stack dump if alive, exit status / dmesg if not.";
+      FromKb(&f);
       f.confidence = "medium";
       f.score = 66;
       f.time = first_fail;
@@ -214,10 +218,9 @@ void RuleComms(Ctx* cx) {
             "All {} ranks timed out on op index {}, but not on the same op: {}. Collectives must be "
             "called in the same order with the same arguments on every rank.",
             rows.size(), *indices.begin(), parts);
-        f.advice = "Fix the script so every rank issues the same collective sequence (look for "
-                   "rank-dependent branches, uneven data per rank, a skipped or extra call). "
-                   "HCCL_ENTRY_LOG_ENABLE=1 logs every call to compare. " + CatalogueAdvice("EI0005");
         f.code = "EI0005";
+        FromKb(&f, {0, 1});
+        f.advice += " " + CatalogueAdvice("EI0005");
         f.confidence = tie ? "medium" : "high";
         f.score = tie ? 84 : 88;
         f.time = rows.front().second->time;
@@ -243,7 +246,7 @@ void RuleComms(Ctx* cx) {
       f.title = fmt::format("Ranks of {} timed out at different op indices", c.group);
       f.summary = fmt::format("{}. The rank(s) at the lowest index ({}) are behind: the others already "
                               "issued later ops.", parts, low);
-      f.advice = "Find why the lagging rank issued fewer collectives (a skipped call, a branch, uneven data).";
+      FromKb(&f);
       f.confidence = "medium";
       f.score = 78;
       for (auto& [m, tf] : rows)
@@ -286,6 +289,7 @@ void RuleComms(Ctx* cx) {
           "compilation). If the delay is expected, raise HCCL_EXEC_TIMEOUT above it on every rank. {}",
           FormatDuration(gap), CatalogueAdvice("EI0002"));
       f.code = "EI0002";
+      ClassFromKb(&f);  // the advice names the delay: formatted here
       f.confidence = "high";
       f.score = 86;
       f.time = last;
@@ -306,9 +310,9 @@ void RuleComms(Ctx* cx) {
     f.summary = fmt::format("Error times are within {} of each other (HCCL_EXEC_TIMEOUT {} s) and the op, "
                             "count and data type agree: no rank is late or inconsistent in these logs.",
                             FormatDuration(gap), timeout_s);
-    f.advice = "Check the network (error cqe, link flaps) and device health; rerun with "
-               "HCCL_ENTRY_LOG_ENABLE=1 to trace every call. " + CatalogueAdvice("EI0002");
     f.code = "EI0002";
+    FromKb(&f);
+    f.advice += " " + CatalogueAdvice("EI0002");
     f.confidence = "low";
     f.score = 30;
     f.time = first;

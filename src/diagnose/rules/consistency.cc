@@ -210,11 +210,9 @@ void RuleConsistency(Ctx* cx) {
         known ? values : fmt::format("this rank has {}, its peer has {}", first.local, first.remote),
         per_op ? "Collectives must be called in the same order with the same arguments on every rank."
                : "Communicator-wide settings must be equal on every rank.");
-    f.advice = (per_op ? std::string("Fix the script so every rank issues the same collective sequence (look for "
-                                     "rank-dependent branches, uneven data per rank, a skipped or extra call). ")
-                       : std::string("Give every rank the same value (env variables such as HCCL_BUFFSIZE must "
-                                     "match on all nodes). ")) +
-               CatalogueAdvice("EI0005");
+    // param_mismatch's first action is for a comm-wide value, its second for an op argument.
+    FromKb(&f, {f.fault == "param_mismatch" && per_op ? size_t{1} : size_t{0}});
+    f.advice += " " + CatalogueAdvice("EI0005");
     f.confidence = known && !tie ? "high" : known ? "medium" : "high";
     f.score = known && !tie ? 91 : 90;
     f.time = first.e->time;

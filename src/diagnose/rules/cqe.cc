@@ -37,6 +37,7 @@ void RuleCqe(Ctx* cx) {
     f.title = fmt::format("Error CQE reported by the RoCE driver (pid {})", raw.front()->pid);
     f.summary = "The RoCE driver reported error CQEs (retransmission exceeded); the HCCL line naming the "
                 "remote end is not in these logs.";
+    ClassFromKb(&f);
     f.advice = CatalogueAdvice("EI0013");
     f.confidence = "medium";
     f.score = 80;
@@ -110,12 +111,7 @@ void RuleCqe(Ctx* cx) {
                             e.status.empty() ? "12" : e.status, FormatTime(t),
                             exited.empty() ? "No sign that the peer exited first: suspect the network between them."
                                            : "The peer exited first: " + exited + ".");
-    f.advice = exited.empty()
-        ? "1. Check the network between the two ends first (hccn_tool -i <dev> -link_stat -g for link flaps, "
-          "switch logs). 2. Then check whether the peer process exited first. 3. If links are poor, raise "
-          "HCCL_RDMA_TIMEOUT / HCCL_RDMA_RETRY_CNT."
-        : "Find why the peer process exited (its own logs, exit status, dmesg); the CQE is a consequence. "
-          "If it did not exit, check the network between the two ends.";
+    FromKb(&f, {exited.empty() ? size_t{1} : size_t{2}});
     f.advice += " " + CatalogueAdvice("EI0013");
     f.confidence = "high";
     f.score = exited.empty() ? 89 : 87;

@@ -183,25 +183,11 @@ std::set<int64_t> RanksSeen(const std::vector<Obs>& obs) {
 }  // namespace
 
 void ClassifyFindings(std::vector<Finding>* findings) {
-  // The plog rules' fault ids and the class each names.
-  static const std::map<std::string, std::string> kClass = {
-      {"heartbeat_lost", "process"},     {"process_stuck", "process"},    {"heartbeat_event", "process"},
-      {"silent_rank", "process"},        {"late_rank", "process"},        {"missing_op", "consistency"},
-      {"op_mismatch", "consistency"},    {"count_mismatch", "consistency"}, {"dtype_mismatch", "consistency"},
-      {"param_mismatch", "consistency"}, {"index_mismatch", "consistency"}, {"op_inconsistent", "consistency"},
-      {"error_cqe", "network"},          {"network", "network"},          {"sdma_link", "network"},
-      {"aiv_kernel", "device"},          {"buffer_oom", "memory"},        {"qp_memory", "memory"},
-      {"buffer_too_small", "config"},    {"destroy_before_sync", "config"}, {"multi_stream", "config"},
-      {"port_in_use", "environment"},    {"link_timeout", "connection"},  {"transport_error", "connection"},
-      {"exec_timeout", "timeout"}};
   const kb::KnowledgeBase& base = kb::Get();
   for (Finding& f : *findings) {
     const kb::Entry* e = f.code.empty() ? nullptr : base.Find(f.code);
     if (f.kb.empty() && e != nullptr) f.kb = e->id;
-    if (!f.cls.empty()) continue;
-    auto it = kClass.find(f.fault);
-    if (it != kClass.end()) f.cls = it->second;
-    else if (e != nullptr) f.cls = e->cls;
+    if (f.cls.empty() && e != nullptr) f.cls = e->cls;
   }
 }
 

@@ -166,9 +166,9 @@ void RuleHeartbeat(Ctx* cx) {
         "so the link between them failed, not a process.",
         top.uid, mutual);
     f.ranks.push_back(cx->UidRef(mutual, "peer"));
-    f.advice = "Check the network path between the two hosts (link flaps: hccn_tool -i <dev> -link_stat -g; "
-               "switch ports, cables, firewall). " + CatalogueAdvice("EI0013");
     f.code = "EI0013";
+    FromKb(&f);
+    f.advice += " " + CatalogueAdvice("EI0013");
     f.score = 93;
   } else if (exited) {
     f.fault = "heartbeat_lost";
@@ -177,16 +177,15 @@ void RuleHeartbeat(Ctx* cx) {
         "Heartbeat: {} reported ERROR CQE (by {}) and LOST, and its own logs stop before the first "
         "event: the process exited or was killed, and its peers' links to it failed as a result.{}",
         top.uid, informers, tail);
-    f.advice = "Check why that process exited (exit status, core dump, OOM killer: dmesg, SIGKILL by "
-               "the scheduler) at that time; the other ranks' errors follow from it.";
+    FromKb(&f, {0});
     f.score = 93;
   } else if (top.prio == 0) {
     f.fault = "error_cqe";
     f.title = fmt::format("ERROR CQE at {} (RoCE retransmission exceeded)", top.uid);
     f.summary = fmt::format("Heartbeat: {} reported ERROR CQE (by {}).{}", top.uid, informers, tail);
-    f.advice = "The network to or from this rank dropped packets until RoCE gave up. Check its links "
-               "(hccn_tool -link_stat), then whether the peer process exited first. " + CatalogueAdvice("EI0013");
     f.code = "EI0013";
+    FromKb(&f, {0});
+    f.advice += " " + CatalogueAdvice("EI0013");
     f.score = 94;
     // The informer of an ERROR CQE is the other end of the failed link.
     if (top.informers.size() <= 2)
@@ -200,22 +199,20 @@ void RuleHeartbeat(Ctx* cx) {
         "detected (1/3..2/3) x HCCL_EXEC_TIMEOUT = {}..{} after the stop.{}",
         top.uid, informers, FormatDuration(job.exec_timeout_s * kSec / 3),
         FormatDuration(job.exec_timeout_s * kSec * 2 / 3), tail);
-    f.advice = "The host process of that rank stopped issuing collective ops (deadlock, waiting on "
-               "data/IO, a Python exception swallowed, or a device task hang). Dump its stacks "
-               "(py-spy dump / gdb -p) and check what it was doing at that time.";
+    FromKb(&f);
     f.score = 92;
   } else if (top.prio == 2) {
     f.fault = "heartbeat_lost";
     f.title = fmt::format("Heartbeat lost from {} (process exited or unreachable)", top.uid);
     f.summary = fmt::format("Heartbeat: {} LOST, discovered by {}.{}", top.uid,
                             informers.empty() ? std::string("?") : informers, tail);
-    f.advice = "Check whether that process exited (core dump, OOM killer: dmesg, SIGKILL by the "
-               "scheduler) or froze (SIGSTOP) at that time, or whether its host's network went down.";
+    FromKb(&f, {1});
     f.score = 91;
   } else {
     f.fault = top.prio == 3 ? "op_inconsistent" : "heartbeat_event";
     f.title = fmt::format("Heartbeat event {} at {}", top.events.front()->status, top.uid);
     f.summary = fmt::format("Heartbeat names {} with status {}.", top.uid, top.events.front()->status);
+    ClassFromKb(&f);
     f.advice = CatalogueAdvice("EI0005");
     f.score = 70;
   }

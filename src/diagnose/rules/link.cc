@@ -39,8 +39,8 @@ void RuleLink(Ctx* cx) {
     f.summary = fmt::format("The process could not listen on {}:{}: the port is taken (often a leftover "
                             "process of an earlier run, or two jobs on one host) or the IP is not local.",
                             ip.empty() ? "?" : ip, port >= 0 ? std::to_string(port) : "?");
-    f.advice = "Find the holder (ss -ltnp | grep <port>) and stop it, or move the job with HCCL_IF_BASE_PORT / "
-               "HCCL_HOST_SOCKET_PORT_RANGE. " + CatalogueAdvice("EI0019");
+    FromKb(&f);
+    f.advice += " " + CatalogueAdvice("EI0019");
     f.confidence = "high";
     f.score = 90;
     f.time = e.time;
@@ -86,9 +86,8 @@ void RuleLink(Ctx* cx) {
         "setup within HCCL_CONNECT_TIMEOUT (crashed, started late, or cannot reach the peer).",
         timeouts.size() + missing.size(), rv.empty() ? "" : fmt::format("; missing rank(s): {}", RankList(rv)),
         wv.empty() ? "" : fmt::format("; rank(s) named by the socket timeout: {}", RankList(wv)));
-    f.advice = "Check that the missing rank(s) started and reached init (their own logs), that all ranks use "
-               "the same root info, and the network between them; if they only start late, raise "
-               "HCCL_CONNECT_TIMEOUT on every rank. " + CatalogueAdvice("EI0006");
+    FromKb(&f);
+    f.advice += " " + CatalogueAdvice("EI0006");
     f.confidence = rv.empty() ? "medium" : "high";
     f.score = rv.empty() ? 75 : 88;
     const Event& e = timeouts.empty() ? *missing.front() : *timeouts.front();
@@ -114,6 +113,7 @@ void RuleLink(Ctx* cx) {
     f.code = "EI0005";
     f.title = fmt::format("Heartbeat op check: ops differ at index {} of {}", e.index, e.group);
     f.summary = fmt::format("Local ({}) vs remote ({}).", e.local, e.remote);
+    ClassFromKb(&f);
     f.advice = CatalogueAdvice("EI0005");
     f.confidence = "high";
     f.score = 87;
@@ -129,6 +129,7 @@ void RuleLink(Ctx* cx) {
     f.code = "EI0009";
     f.title = "Transport (link) initialization failed";
     f.summary = "Creating a link failed: " + Printable(e.text, 200);
+    ClassFromKb(&f);
     f.advice = CatalogueAdvice("EI0009");
     f.confidence = "medium";
     f.score = 60;

@@ -34,10 +34,8 @@ void RuleMemory(Ctx* cx) {
           "Link establishment could not allocate QP memory on the device{}. Each RoCE link needs QP "
           "memory; HCCL_RDMA_QPS_PER_CONNECTION multiplies it.",
           qps.empty() ? "" : fmt::format(" (HCCL_RDMA_QPS_PER_CONNECTION = {})", qps));
-      f.advice = "Lower HCCL_RDMA_QPS_PER_CONNECTION (default 1; keep it <= 8), use fewer RoCE links "
-                 "(algorithm/topology), lower the model's device memory use (batch size), or stop other "
-                 "processes on the device. This is not the CCL buffer: HCCL_BUFFSIZE does not help here. " +
-                 CatalogueAdvice("EI0011");
+      FromKb(&f);
+      f.advice += " " + CatalogueAdvice("EI0011");
       if (!qps.empty()) f.evidence.push_back(cx->EvLoc(p.env_loc.at("HCCL_RDMA_QPS_PER_CONNECTION"), "QPs per connection"));
     } else {
       auto b = p.env.find("HCCL_BUFFSIZE");
@@ -54,9 +52,8 @@ void RuleMemory(Ctx* cx) {
           ToInt(buf) ? std::to_string(2 * *ToInt(buf)) : "2 x " + buf,
           b == p.env.end() ? " (HCCL_BUFFSIZE not echoed; default 200 assumed)" : "",
           comms > 0 ? fmt::format(", and this process is in {} communicator(s)", comms) : "");
-      f.advice = "Lower HCCL_BUFFSIZE (or HcclCommConfig.hcclBufferSize per communicator), use fewer "
-                 "communicators, or free device memory. This is not EI0011: QPS_PER_CONNECTION does not "
-                 "help here. " + CatalogueAdvice("EI9001");
+      FromKb(&f);
+      f.advice += " " + CatalogueAdvice("EI9001");
       if (b != p.env.end()) f.evidence.push_back(cx->EvLoc(p.env_loc.at("HCCL_BUFFSIZE"), "buffer size in force"));
     }
     f.confidence = "high";

@@ -7,6 +7,8 @@
 #include <map>
 #include <set>
 
+#include "common/knowledge_base.h"
+
 namespace vigil::diagnose::rules {
 
 void RuleOther(Ctx* cx) {
@@ -23,6 +25,7 @@ void RuleOther(Ctx* cx) {
                             e.name, e.detail, e.device, e.stream);
     f.advice = CatalogueAdvice("EI0002");
     f.code = "EI0002";
+    ClassFromKb(&f);
     f.confidence = "low";
     f.score = 40;
     f.time = e.time;
@@ -46,7 +49,14 @@ void RuleOther(Ctx* cx) {
     f.title = fmt::format("{}({}) reported (pid {})", info ? std::string(info->title) : e->name, code, e->pid);
     f.summary = Printable(e->detail, 300);
     std::string_view text = info != nullptr ? AdviceText(*info) : std::string_view();
-    f.advice = !text.empty() ? std::string(text) : std::string("See the component's error code documentation.");
+    // The class of the code itself when the knowledge base knows it.
+    if (const kb::Entry* ce = kb::Get().Find(code)) f.cls = ce->cls;
+    if (!text.empty()) {
+      ClassFromKb(&f);
+      f.advice = std::string(text);
+    } else {
+      FromKb(&f);
+    }
     f.confidence = "medium";
     f.score = code == "EI0001" || code == "EI0004" || code == "EI0014" || code == "EI0017" ? 85 : 55;
     f.time = e->time;

@@ -6,6 +6,8 @@
 
 #include <cctype>
 
+#include "common/knowledge_base.h"
+
 namespace vigil::diagnose::rules {
 
 int StatusPriority(const std::string& s) {
@@ -34,6 +36,24 @@ std::string CatalogueAdvice(const std::string& code) {
   std::string_view text = AdviceText(*info);
   if (text.empty()) return {};
   return fmt::format("[{} {}] {}", info->code, info->title, text);
+}
+
+void ClassFromKb(Finding* f) {
+  const kb::KnowledgeBase& base = kb::Get();
+  const kb::Entry* e = base.Find("diagnose." + f->fault);
+  if (e == nullptr) return;
+  if (f->cls.empty()) f->cls = e->cls;
+  // A code with an entry of its own is the finding's evidence (ClassifyFindings names it).
+  if (f->kb.empty() && (f->code.empty() || base.Find(f->code) == nullptr)) f->kb = e->id;
+}
+
+void FromKb(Finding* f, std::initializer_list<size_t> actions) {
+  ClassFromKb(f);
+  const kb::Entry* e = kb::Get().Find("diagnose." + f->fault);
+  if (e == nullptr) return;
+  f->advice.clear();
+  for (size_t i : actions)
+    if (i < e->actions.size()) f->advice += (f->advice.empty() ? "" : " ") + e->actions[i];
 }
 
 std::string RankList(const std::vector<int64_t>& ranks) {

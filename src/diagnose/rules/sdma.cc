@@ -82,8 +82,7 @@ void RuleSdma(Ctx* cx) {
           "HcclCommDestroy was called at {}, {} before the SDMA error at {}: the op was still running "
           "when the CCL buffer was freed, so its memory copy hit freed memory.",
           FormatTime(p.destroy_time), FormatDuration(t - p.destroy_time), FormatTime(t));
-      f.advice = "Synchronize the stream (aclrtSynchronizeStream) after the last collective and before "
-                 "HcclCommDestroy.";
+      FromKb(&f);
       f.confidence = "high";
       f.score = 92;
       f.evidence.insert(f.evidence.begin(), cx->EvLoc(p.destroy_loc, "comm destroyed here"));
@@ -97,8 +96,8 @@ void RuleSdma(Ctx* cx) {
                         where, tf->op, tf->count)
           : "SDMA copy fault with no comm destroy before it and no link error near it: most likely an "
             "input/output buffer smaller than count, or freed before the op completed.";
-      f.advice = "Check the allocation size of the op's send/receive buffers against count x sizeof(dtype), "
-                 "and that they are not freed before the stream is synchronized. " + CatalogueAdvice("EI0012");
+      FromKb(&f);
+      f.advice += " " + CatalogueAdvice("EI0012");
       f.confidence = user_buffer ? "high" : "medium";
       f.score = user_buffer ? 88 : 72;
     } else {
@@ -106,7 +105,8 @@ void RuleSdma(Ctx* cx) {
       f.title = fmt::format("SDMA copy fault with a link error nearby (pid {})", p.pid);
       f.summary = "The SDMA error comes with link errors (error CQE / heartbeat loss) within two minutes: a "
                   "link fault between the devices is the likely cause.";
-      f.advice = "Check the link state between the two ends. " + CatalogueAdvice("EI0012");
+      FromKb(&f);
+      f.advice += " " + CatalogueAdvice("EI0012");
       f.confidence = "medium";
       f.score = 70;
     }

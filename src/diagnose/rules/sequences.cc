@@ -128,8 +128,8 @@ void RuleSequences(Ctx* cx) {
       f.facts.push_back({"source", "call sequence"});
       f.title = fmt::format("Call sequences of {} differ at op #{}", c.group, i);
       f.summary = fmt::format("The recorded calls (Entry lines / flight recorder) differ at op #{}: {}.", i, parts);
-      f.advice = "Make every rank issue the same collectives in the same order with the same arguments.";
       f.code = "EI0005";
+      FromKb(&f, {2});
       f.confidence = tie ? "medium" : "high";
       f.score = tie ? 80 : 83;
       f.time = kNoTime;
@@ -170,7 +170,7 @@ void RuleSequences(Ctx* cx) {
       f.summary = fmt::format("The other ranks issued {} ops on {}; rank(s) {} stopped after {}: their host "
                               "code did not reach the next collective.",
                               max_total, c.group, RankList(ids), min_total);
-      f.advice = "Find where the lagging rank's host code stopped (stack dump), or why it skipped a call.";
+      FromKb(&f);
       f.confidence = "medium";
       f.score = 74;
       const Member* m = behind.front()->m;

@@ -37,8 +37,7 @@ void RuleStreamEvents(Ctx* cx, std::set<std::pair<int64_t, std::string>>* done) 
         "communicator {}. Without stream synchronization they run concurrently and consume the communicator's "
         "shared resources (notifies, CCL buffer) in the wrong order.",
         DescribeRank(r), e.tag, e.index, e.stream, e.name, e.value, e.group);
-    f.advice = "Issue all collectives of one communicator on one stream, or synchronize the streams "
-               "(events / aclrtSynchronizeStream) between them; or use one communicator per stream.";
+    FromKb(&f);
     f.confidence = "high";
     f.score = 77;
     f.time = e.time;
@@ -77,8 +76,7 @@ void RuleStreams(Ctx* cx) {
           m.ops.min_switch_gap >= 0 ? fmt::format(" The closest pair was issued {} apart.",
                                                   FormatDuration(m.ops.min_switch_gap))
                                     : "");
-      f.advice = "Issue all collectives of one communicator on one stream, or synchronize the streams "
-                 "(events / aclrtSynchronizeStream) between them; or use one communicator per stream.";
+      FromKb(&f);
       f.confidence = m.ops.stream_switches > 0 ? "high" : "medium";
       f.score = 77;
       f.time = m.ops.streams.begin()->second.first;

@@ -136,6 +136,7 @@ void RuleLateEntry(Ctx* cx) {
           "compilation). If the delay is expected, raise HCCL_EXEC_TIMEOUT above it on every rank. {}",
           RankList(late), FormatDuration(gap), i, CatalogueAdvice("EI0002"));
       f.code = "EI0002";
+      ClassFromKb(&f);  // the advice names the ranks and the delay: formatted here
       f.confidence = "high";
       f.score = 90;
       f.time = first_late.e->time;
