@@ -94,6 +94,25 @@ TEST(EvidenceVerdict, WatchdogTimeoutAloneSaysWhatIsMissing) {
   EXPECT_FALSE(Fact(f[0], "collect_next").empty());
 }
 
+TEST(EvidenceVerdict, TheRankAtALowerWatchdogSequenceFellBehind) {
+  std::string text;
+  for (int r : {0, 1, 3})
+    text += "[rank" + std::to_string(r) + "]:[E324 13:00:25.428029551 compiler_depend.ts:574] [Rank " + std::to_string(r) +
+            "] Watchdog caught collective operation timeout: WorkHCCL(SeqNum=196, OpType=ALLREDUCE, "
+            "Timeout(ms)=600000) ran for 600185 milliseconds before timing out.\n";
+  text += "[rank2]:[E324 13:00:26.428029551 compiler_depend.ts:574] [Rank 2] Watchdog caught collective operation "
+          "timeout: WorkHCCL(SeqNum=195, OpType=BROADCAST, Timeout(ms)=600000) ran for 600100 milliseconds before "
+          "timing out.\n";
+  auto f = Verdicts(text);
+  ASSERT_FALSE(f.empty());
+  EXPECT_EQ(f[0].cls, "timeout");
+  EXPECT_TRUE(Names(f[0], 2, "suspect")) << f[0].title;
+  // All at the same sequence: nobody is named.
+  auto g = Verdicts(text.substr(0, text.rfind("[rank2]")));
+  ASSERT_FALSE(g.empty());
+  EXPECT_FALSE(Names(g[0], 0, "suspect") || Names(g[0], 1, "suspect") || Names(g[0], 3, "suspect"));
+}
+
 TEST(EvidenceVerdict, NothingRecognisedIsNoVerdict) {
   auto f = Verdicts("INFO 06-12 12:00:00 [worker.py:3] loading weights\nall good\n");
   EXPECT_TRUE(f.empty());

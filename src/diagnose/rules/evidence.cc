@@ -323,6 +323,27 @@ void RuleEvidence(const Job& job, std::vector<Finding>* findings) {
     int64_t suspect = -1;
     if (!peers.empty())
       suspect = std::max_element(peers.begin(), peers.end(), [](auto& a, auto& b) { return a.second < b.second; })->first;
+    // Reports of several ranks with sequence numbers (torch_npu's watchdog: SeqNum): the one rank
+    // at a lower number than all the others fell behind them.
+    std::map<int64_t, int64_t> seq_of;
+    for (const Obs& s : symptoms) {
+      if (s.rank < 0 || s.ev->seq < 0) continue;
+      auto it = seq_of.find(s.rank);
+      if (it == seq_of.end() || s.ev->seq < it->second) seq_of[s.rank] = s.ev->seq;
+    }
+    int64_t behind = -1, behind_seq = -1, others_seq = -1;
+    if (suspect < 0 && seq_of.size() >= 2) {
+      auto low = std::min_element(seq_of.begin(), seq_of.end(), [](auto& a, auto& b) { return a.second < b.second; });
+      int lows = 0;
+      for (const auto& [r, q] : seq_of) {
+        if (q == low->second) ++lows;
+        else if (others_seq < 0 || q < others_seq) others_seq = q;
+      }
+      if (lows == 1) {
+        behind = low->first;
+        behind_seq = low->second;
+      }
+    }
     const kb::Entry& e = *first.entry;
     f.fault = "kb_" + e.cls;
     f.cls = e.cls;
@@ -330,7 +351,24 @@ void RuleEvidence(const Job& job, std::vector<Finding>* findings) {
     f.code = e.code;
     f.time = first.ev->time;
     const kb::ClassInfo* ci = base.Class(e.cls);
-    if (suspect >= 0) {
+    if (behind >= 0) {
+      f.title = fmt::format("{}: rank {} fell behind the others (sequence {} against {}): {}", Label(e), behind,
+                            behind_seq, others_seq, ci ? ci->name : e.cls);
+      f.summary = e.meaning + fmt::format(
+                                  " {} ranks reported it; rank {} at sequence number {}, every other one at {} or "
+                                  "later: rank {} stopped issuing collectives first (it failed, hung, or skipped "
+                                  "a call), and the others waited for it.",
+                                  seq_of.size(), behind, behind_seq, others_seq, behind);
+      for (const Obs& s : symptoms)
+        if (s.rank == behind) {
+          f.ranks.push_back(Ref(job, *s.ev, behind, "suspect"));
+          break;
+        }
+      f.confidence = "medium";
+      f.score = 60;
+      collect.push_back(fmt::format("rank {}'s logs before sequence {} (its first error, or what it was doing)",
+                                    behind, behind_seq));
+    } else if (suspect >= 0) {
       f.title = fmt::format("{} on {}, waiting for rank {}: {}", Label(e), RankText(first.rank), suspect,
                             ci ? ci->name : e.cls);
       f.summary = e.meaning + fmt::format(" The rank waited for rank {}: its logs hold the root cause (it "
