@@ -239,12 +239,9 @@ void RuleEvidence(const Job& job, std::vector<Finding>* findings) {
     }
     return Earlier(a, b);
   };
-  std::stable_sort(causes.begin(), causes.end(), deeper);
-  std::stable_sort(eithers.begin(), eithers.end(), deeper);
-  std::sort(weak.begin(), weak.end(), Earlier);
   // Symptoms: the one the others are consequences of first (EI0002 before the runtime's task
   // timeout it causes), then communication timeouts, then by time.
-  std::stable_sort(symptoms.begin(), symptoms.end(), [&](const Obs& a, const Obs& b) {
+  auto first_symptom = [&](const Obs& a, const Obs& b) {
     if (a.entry != b.entry) {
       if (Explains(base, a.entry->id, b.entry->id)) return true;
       if (Explains(base, b.entry->id, a.entry->id)) return false;
@@ -252,7 +249,21 @@ void RuleEvidence(const Job& job, std::vector<Finding>* findings) {
     bool ta = a.entry->cls == "timeout", tb = b.entry->cls == "timeout";
     if (ta != tb) return ta;
     return Earlier(a, b);
-  });
+  };
+  // These orders are not strict weak orders (relations, and times some lines lack), so no sort:
+  // each list's best element is found by one pass and moved to its front; the rest stay in the
+  // order the lines came.
+  auto lead = [](std::vector<Obs>* v, const auto& better) {
+    if (v->empty()) return;
+    size_t best = 0;
+    for (size_t i = 1; i < v->size(); ++i)
+      if (better((*v)[i], (*v)[best])) best = i;
+    std::rotate(v->begin(), v->begin() + static_cast<std::ptrdiff_t>(best), v->begin() + static_cast<std::ptrdiff_t>(best) + 1);
+  };
+  lead(&causes, deeper);
+  lead(&eithers, deeper);
+  lead(&weak, Earlier);
+  lead(&symptoms, first_symptom);
   std::set<int64_t> ranks_seen = RanksSeen(obs);
 
   Finding f;
