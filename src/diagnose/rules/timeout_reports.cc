@@ -84,12 +84,14 @@ void AddEvidence(Ctx* cx, Finding* f, const std::vector<Report>& reports, const 
 }
 
 // `kb`: a knowledge-base entry id, or a catalogue code (the entry is found from it).
+// `cls`: empty takes the class of the fault's knowledge-base entry (diagnose.<fault>).
 Finding Base(const std::string& fault, const std::string& cls, int score, Micros t, const std::string& kb) {
   Finding f;
   f.fault = fault;
   if (kb.starts_with("EI")) f.code = kb;
   else f.kb = kb;
   f.cls = cls;
+  ClassFromKb(&f);
   f.score = score;
   f.time = t;
   f.confidence = "medium";
@@ -119,13 +121,12 @@ void NotifyComm(Ctx* cx, const Comm& c, std::vector<Report> reports) {
   for (int64_t p : LoggedProcs(job, c))
     if (!reported.count(p)) silent.push_back(p);
   if (!silent.empty()) {
-    Finding f = Base("notify_silent_rank", "process", 84, first, "EI0002");
+    Finding f = Base("notify_silent_rank", "", 84, first, "EI0002");
     f.title = fmt::format("{} of {} rank(s) of {} reported a Notify Wait timeout; the others did not",
                           reported.size(), reported.size() + silent.size(), c.group);
     f.summary = "Every rank that waited timed out and said so; the ranks with logs that did not report never "
                 "reached the wait: they are where the collective stalled (stuck or exited process).";
-    f.advice = "Read the silent ranks' logs up to the others' timeouts: what they were doing instead (compute, "
-               "data loading, another collective), or whether they exited.";
+    FromKb(&f);
     for (int64_t p : silent) f.ranks.push_back(ref(p, "root cause"));
     AddEvidence(cx, &f, reports, "Notify Wait timeout");
     cx->out.push_back(std::move(f));
@@ -134,12 +135,13 @@ void NotifyComm(Ctx* cx, const Comm& c, std::vector<Report> reports) {
   // 2. Reports spread over more than the exec timeout: the last one came late.
   int64_t exec_s = job.ExecTimeoutOf(reports.back().proc);
   if (reports.size() > 1 && exec_s > 0 && last - first > exec_s * kSec) {
+    // A late rank in a collective is a process fault; the entry's class is link setup's.
     Finding f = Base("late_reporter", "process", 84, last, "EI0002");
     f.title = fmt::format("Notify Wait timeouts of {} spread over {}, more than HCCL_EXEC_TIMEOUT ({} s)", c.group,
                           FormatDuration(last - first), exec_s);
     f.summary = "The last rank to report timed out one timeout period after the others: it reached the collective "
                 "late, and the others waited for it.";
-    f.advice = "Find what delayed the last rank before the collective (compute, I/O, a hang).";
+    FromKb(&f, {2});
     f.ranks.push_back(ref(reports.back().proc, "root cause"));
     AddEvidence(cx, &f, {reports.back(), reports.front()}, "Notify Wait timeout");
     cx->out.push_back(std::move(f));
@@ -156,12 +158,12 @@ void NotifyComm(Ctx* cx, const Comm& c, std::vector<Report> reports) {
                   text.starts_with("RUNTIME(") || text.find("[ERROR] RUNTIME") != std::string_view::npos ||
                   text.find("[ERROR] DRV") != std::string_view::npos;
     if (!device) continue;
-    Finding f = Base("error_before_timeouts", "device", 87, pr.first_error, "");
+    Finding f = Base("error_before_timeouts", "", 87, pr.first_error, "");
     f.title = fmt::format("A device-side error on one rank {} before the Notify Wait timeouts of {}",
                           FormatDuration(first - pr.first_error), c.group);
     f.summary = "This rank's own task failed first; the other ranks then waited for it until HCCL_EXEC_TIMEOUT and "
                 "reported timeouts (whatever shape their waits take): the early error is the root.";
-    f.advice = "Read this rank's first error (kernel, memory, device) and fix that; the timeouts follow from it.";
+    FromKb(&f);
     f.ranks.push_back(ref(p, "root cause"));
     f.evidence.push_back(cx->EvLoc(pr.first_error_loc, "first error, before the timeouts"));
     AddEvidence(cx, &f, {reports.front()}, "the first Notify Wait timeout");
@@ -184,14 +186,13 @@ void NotifyShape(Ctx* cx, const Comm& c, const std::vector<Report>& reports) {
     if (r.tf->index >= 0) by_index[r.tf->index].push_back(&r);
   if (by_index.size() > 1) {
     const auto& [low, at] = *by_index.begin();
-    Finding f = Base("index_mismatch", "consistency", 88, first, "EI0002");
+    Finding f = Base("index_mismatch", "", 88, first, "EI0002");
     f.title = fmt::format("Ranks of {} time out at different ops: {} rank(s) at op index {}, the others later", c.group,
                           at.size(), low);
     f.summary = fmt::format("The Notify Wait timeouts name op index {} on {} rank(s) and higher indices on the "
                             "others: those ranks are behind, the others went on to the next op and wait for them.",
                             low, at.size());
-    f.advice = "Find why the ranks at the lowest index did not issue the next op (a different code path, a skipped "
-               "or extra collective, a stall).";
+    FromKb(&f, {1});
     for (const Report* r : at) f.ranks.push_back(ref(r->proc, "root cause"));
     std::vector<Report> ev;
     for (const Report* r : at) ev.push_back(*r);
@@ -207,13 +208,13 @@ void NotifyShape(Ctx* cx, const Comm& c, const std::vector<Report>& reports) {
     auto minority = by_op.begin();
     for (auto it = by_op.begin(); it != by_op.end(); ++it)
       if (it->second.size() < minority->second.size()) minority = it;
-    Finding f = Base("op_mismatch", "consistency", 88, first, "EI0002");
+    Finding f = Base("op_mismatch", "", 88, first, "EI0002");
     f.title = fmt::format("Ranks of {} wait in different collectives: {} rank(s) in {}", c.group,
                           minority->second.size(), minority->first);
     f.summary = fmt::format("At the same point the task tags name {} on {} rank(s) and another op on the others: "
                             "the minority issued a different collective.",
                             minority->first, minority->second.size());
-    f.advice = "Make every rank issue the same collectives in the same order.";
+    FromKb(&f, {3});
     for (const Report* r : minority->second) f.ranks.push_back(ref(r->proc, "root cause"));
     std::vector<Report> ev;
     for (const Report* r : minority->second) ev.push_back(*r);
@@ -230,12 +231,12 @@ void NotifyShape(Ctx* cx, const Comm& c, const std::vector<Report>& reports) {
   }
   for (const Report& r : reports) {
     if (!r.self || waiters[r.proc] == 0) continue;
-    Finding f = Base("waits_own_stream", "process", 88, r.time, "EI0002");
+    Finding f = Base("waits_own_stream", "", 88, r.time, "EI0002");
     f.title = fmt::format("Rank waits on its own second stream and {} rank(s) of {} wait on it", waiters[r.proc],
                           c.group);
     f.summary = "Its Notify Wait names remote rank 'local': its main stream waits for a task of its own other "
                 "stream (compute, AICPU kernel, copy) that never finished, and the other ranks' waits end at it.";
-    f.advice = "Read this rank's own task errors and stream timeouts before the collective.";
+    FromKb(&f);
     f.ranks.push_back(ref(r.proc, "root cause"));
     for (const Report& w : reports)
       if (w.target == r.proc && w.proc != r.proc) f.ranks.push_back(ref(w.proc, "waiting"));
@@ -252,14 +253,14 @@ void NotifyShape(Ctx* cx, const Comm& c, const std::vector<Report>& reports) {
   if (at >= 0 && std::find(path.begin(), path.end(), at) != path.end()) {
     std::vector<int64_t> cycle(std::find(path.begin(), path.end(), at), path.end());
     if (cycle.size() < 2) return;
-    Finding f = Base("wait_cycle", "consistency", 72, first, "EI0002");
+    Finding f = Base("wait_cycle", "", 72, first, "EI0002");
     f.confidence = "low";
     std::vector<int64_t> ranks;
     for (int64_t p : cycle) ranks.push_back(ref(p, "").rank);
     f.title = fmt::format("Notify Wait timeouts of {} form a cycle: ranks {}", c.group, RankList(ranks));
     f.summary = "Each rank of the cycle waits on the next and all timed out within the limit: a deadlock of the op "
                 "schedule (ranks issuing ops or streams in different orders), no single rank is the root.";
-    f.advice = "Compare the op order of these ranks (the flight recorder, Entry lines) and make it the same.";
+    FromKb(&f);
     for (int64_t p : cycle) f.ranks.push_back(ref(p, "involved"));
     std::vector<Report> ev;
     for (int64_t p : cycle) ev.push_back(*of[p]);
@@ -270,11 +271,11 @@ void NotifyShape(Ctx* cx, const Comm& c, const std::vector<Report>& reports) {
   if (path.size() >= 2 && at == -1) {
     // The chain leaves the logs: the awaited rank has none.
     const Report& lastr = *of[path.back()];
-    Finding f = Base("wait_chain_end", "process", 80, first, "EI0002");
+    Finding f = Base("wait_chain_end", "", 80, first, "EI0002");
     f.title = fmt::format("Notify Wait timeouts of {} lead to rank {}, whose logs are missing", c.group,
                           lastr.tf->para_remote);
     f.summary = "The ranks wait on each other in a chain that ends at a rank without logs.";
-    f.advice = "Collect that rank's logs: it stalled or exited before the collective.";
+    FromKb(&f);
     RankRef r;
     r.role = "root cause";
     r.group = c.group;
@@ -335,12 +336,12 @@ void RootInfoComm(Ctx* cx, const Comm& c, std::vector<Report> reports, const Eve
       if (!logged && !conn) missing.push_back(k);
     }
     if (!missing.empty() && missing.size() < static_cast<size_t>(c.rank_size)) {
-      Finding f = Base("rank_never_connected", "process", 90, connected->time, "hccl.root_info_detect_timeout");
+      Finding f = Base("rank_never_connected", "", 90, connected->time, "hccl.root_info_detect_timeout");
       f.title = fmt::format("Rank(s) {} of {} never connected to the root rank and left no logs", RankList(missing),
                             c.group);
       f.summary = "The root rank listed the ranks that reached it during the root-info exchange; these did not, and "
                   "there are no logs of them: their processes never reached communicator init or died before it.";
-      f.advice = "Find these ranks' processes (launcher logs, node state) and why they did not start or exited.";
+      FromKb(&f);
       for (int64_t k : missing) {
         RankRef r;
         r.role = "root cause";
@@ -359,12 +360,12 @@ void RootInfoComm(Ctx* cx, const Comm& c, std::vector<Report> reports, const Eve
   for (int64_t p : LoggedProcs(job, c))
     if (!reported.count(p) && p != root_proc) silent.push_back(p);
   if (!silent.empty()) {
-    Finding f = Base("rootinfo_silent_rank", "process", 88, first, "hccl.root_info_recv_failed");
+    Finding f = Base("rootinfo_silent_rank", "", 88, first, "hccl.root_info_recv_failed");
     f.title = fmt::format("Root-info init of {} failed on {} rank(s); rank(s) with logs that did not fail are suspects",
                           c.group, reported.size());
     f.summary = "The ranks that reported failed to receive the root-info exchange; the ranks below are in the same "
                 "communicator, have logs, and reported nothing: they stopped before the exchange.";
-    f.advice = "Read the silent ranks' logs: where they stopped after their init line.";
+    FromKb(&f);
     for (int64_t p : silent) f.ranks.push_back(ref(p, "root cause"));
     AddEvidence(cx, &f, reports, "root-info receive failed");
     cx->out.push_back(std::move(f));
@@ -373,19 +374,19 @@ void RootInfoComm(Ctx* cx, const Comm& c, std::vector<Report> reports, const Eve
   // 3. Reports spread over more than the connect timeout: the last came late.
   int64_t conn_s = ConnectTimeoutOf(job, reports.back().proc);
   if (reports.size() > 1 && last - first > conn_s * kSec) {
-    Finding f = Base("late_reporter", "connection", 88, last, "hccl.root_info_recv_failed");
+    Finding f = Base("late_reporter", "", 88, last, "hccl.root_info_recv_failed");
     f.title = fmt::format("Root-info init failures of {} spread over {}, more than HCCL_CONNECT_TIMEOUT ({} s)",
                           c.group, FormatDuration(last - first), conn_s);
     f.summary = "The last rank to fail reached communicator init one connect timeout after the first: it arrived "
                 "late and the others gave up waiting.";
-    f.advice = "If HCCL_CONNECT_TIMEOUT is sane for the job's start-up, find what delayed the last rank.";
+    FromKb(&f, {0});
     f.ranks.push_back(ref(reports.back().proc, "root cause"));
     AddEvidence(cx, &f, {reports.back(), reports.front()}, "root-info receive failed");
     cx->out.push_back(std::move(f));
     return;
   }
   // 4. Everybody failed within the limit: the root rank.
-  Finding f = Base("rootinfo_root", "connection", 84, first, "hccl.root_info_recv_failed");
+  Finding f = Base("rootinfo_root", "", 84, first, "hccl.root_info_recv_failed");
   std::string host = c.group.substr(0, c.group.find('%'));
   if (root_proc >= 0) {
     f.ranks.push_back(ref(root_proc, "root cause"));
@@ -402,6 +403,7 @@ void RootInfoComm(Ctx* cx, const Comm& c, std::vector<Report> reports, const Eve
   f.summary = "Every rank that reported failed to receive the root-info exchange within the same period: the root "
               "rank's side is the suspect (its host's reachability, the root not accepting all connections in time, "
               "open-file or TCP backlog limits).";
+  // The advice names the root's host: formatted here.
   f.advice = fmt::format("Check the root rank on {}: its logs, that its port is reachable from the other hosts, and "
                          "its open-file and somaxconn limits.",
                          host);

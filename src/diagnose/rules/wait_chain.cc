@@ -107,13 +107,11 @@ void Report(Ctx* cx, const std::map<int64_t, std::vector<Edge>>& edges, const st
   for (int64_t p : ch.path) chain_text += (chain_text.empty() ? "" : " -> ") + name(p);
   Finding f;
   f.fault = "wait_chain";
-  f.cls = "connection";
   f.code = code;
   f.confidence = "medium";
   f.score = score;
   f.time = best;
-  f.advice = "Open the logs of the rank at the end of the chain: why it never reached this link setup (stuck, "
-             "exited, started late) or why its network port does not answer.";
+  FromKb(&f);
   if (ch.cycle) {
     if (ch.path.size() - ch.cycle_from < 2) return;
     chain_text += " -> " + name(ch.path[ch.cycle_from]);
@@ -185,7 +183,6 @@ bool LateSocketReporter(Ctx* cx, const std::map<int64_t, std::vector<Edge>>& soc
   int64_t rank = RankInLargestComm(job, hi->proc, &g);
   Finding f;
   f.fault = "late_reporter";
-  f.cls = "connection";
   f.code = "EI0006";
   f.confidence = "medium";
   f.score = 89;
@@ -194,8 +191,7 @@ bool LateSocketReporter(Ctx* cx, const std::map<int64_t, std::vector<Edge>>& soc
                         FormatDuration(hi->time - lo->time), limit);
   f.summary = "Every rank with logs failed to set up its links, the last one a connect timeout after the first: it "
               "reached link setup late and the others had given up waiting for it.";
-  f.advice = "If HCCL_CONNECT_TIMEOUT is sane for this job, find what delayed the last rank before link setup "
-             "(compilation, data loading, a hang).";
+  FromKb(&f, {1});
   f.ranks.push_back(cx->Ref(hi->proc, "root cause", g, rank));
   f.evidence.push_back(cx->Ev(*hi, "the last link failure"));
   f.evidence.push_back(cx->Ev(*lo, "the first link failure"));
@@ -274,10 +270,9 @@ void AicpuChains(Ctx* cx) {
   for (size_t i = before; i < cx->out.size(); ++i) {
     Finding& f = cx->out[i];
     f.fault = "aicpu_wait_chain";
-    f.cls = "process";
+    f.cls.clear();  // Report classed it as a link-setup chain
     f.kb = "hccl.aicpu_notify_wait_failed";
-    f.advice = "Read the awaited rank's device log (debug/device-N/device-<pid>_*.log) for its own task exception "
-               "and its host plog for where it stopped.";
+    FromKb(&f);
   }
 }
 
