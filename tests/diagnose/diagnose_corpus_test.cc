@@ -80,6 +80,8 @@ TEST_P(CorpusTest, GetsItsVerdict) {
   if (expect.contains("gap")) GTEST_SKIP() << "known gap: " << expect["gap"].get<std::string>() << "\n" << got;
 
   ASSERT_FALSE(r.findings.empty()) << c.name << ": no finding";
+  // Every finding is classed (the plog rules' classes come from data/kb/diagnose.json).
+  for (const Finding& any : r.findings) EXPECT_FALSE(any.cls.empty()) << c.name << ": finding " << any.fault << " has no class";
   const Finding& f = r.findings[0];
   EXPECT_TRUE(classes.count(f.cls)) << c.name << ": expected class " << expect["class"] << "\n" << got;
   if (expect.contains("root_rank") && expect["root_rank"].is_number_integer()) {

@@ -15,7 +15,8 @@ namespace vigil::diagnose {
 
 void RuleEvidence(const Job& job, std::vector<Finding>* findings);
 
-// Sets the class (and the knowledge-base entry, from the code) of the plog rules' findings.
+// Fills the class and knowledge-base entry of a finding that still lacks them from its code's
+// entry (the plog rules take theirs from data/kb/diagnose.json).
 void ClassifyFindings(std::vector<Finding>* findings);
 
 }  // namespace vigil::diagnose
