@@ -65,6 +65,19 @@ void FillFromKb(const KbFields& f, Event* ev) {
   ev->exited = ev->exited || f.exited;
 }
 
+// An event for a knowledge-base entry recognised in `body` (the line after its prefixes).
+Event KbEvent(const kb::Entry& e, const Loc& loc, std::string_view body, const char* layout) {
+  Event ev;
+  ev.kind = EventKind::kKb;
+  ev.loc = loc;
+  ev.kb = e.id;
+  ev.code = e.code;
+  ev.name = e.title;
+  ev.layout = layout;
+  ev.detail = Printable(Trim(body), 1200);
+  return ev;
+}
+
 // CANN's catch-all codes: the last four digits 9999 ("EE9999: Inner Error!", EZ9999, EH9999,
 // EI9999, E39999).
 bool IsCatchAll(std::string_view code) { return code.size() == 6 && code.substr(2) == "9999"; }
@@ -161,15 +174,8 @@ bool FreeTextReader::Read(std::string_view line, const Loc& loc, std::vector<Eve
     if (m.entry->id == coded_kb) continue;
     // A coded line is that code's: another code's pattern matching its words adds nothing.
     if (!coded_kb.empty() && !m.entry->code.empty()) continue;
-    Event ev;
-    ev.kind = EventKind::kKb;
+    Event ev = KbEvent(*m.entry, loc, rest, "pattern");
     ev.level = Level::kScreen;
-    ev.loc = loc;
-    ev.kb = m.entry->id;
-    ev.code = m.entry->code;
-    ev.name = m.entry->title;
-    ev.layout = "pattern";
-    ev.detail = Printable(Trim(rest), 1200);
     FillFromKb(m.fields, &ev);
     ApplyContext(ctx, &ev);
     ev.context = context;
@@ -183,15 +189,9 @@ bool FreeTextReader::Read(std::string_view line, const Loc& loc, std::vector<Eve
     closed_frames_line_ = frames_line_;
     const kb::Entry* e = base.Find("python.uncaught_exception");
     if (out->size() == before && e != nullptr) {
-      Event ev;
-      ev.kind = EventKind::kKb;
+      Event ev = KbEvent(*e, loc, rest, "traceback");
       ev.level = Level::kScreen;
-      ev.loc = loc;
-      ev.kb = e->id;
-      ev.name = e->title;
       ev.status = std::string(exception);
-      ev.layout = "traceback";
-      ev.detail = Printable(Trim(rest), 1200);
       ApplyContext(ctx, &ev);
       ev.context = context;
       ev.text = Printable(text, 1000);
@@ -205,14 +205,7 @@ void FreeTextReader::ReadRecordContent(std::string_view content, const Loc& loc,
   const KbMatcher& matcher = KbMatcher::Get();
   if (!matcher.AnyNeedle(content)) return;
   for (KbMatch& m : matcher.Match(content, 2)) {
-    Event ev;
-    ev.kind = EventKind::kKb;
-    ev.loc = loc;
-    ev.kb = m.entry->id;
-    ev.code = m.entry->code;
-    ev.name = m.entry->title;
-    ev.layout = "plog";
-    ev.detail = Printable(Trim(content), 1200);
+    Event ev = KbEvent(*m.entry, loc, content, "plog");
     FillFromKb(m.fields, &ev);
     out->push_back(std::move(ev));
   }
