@@ -54,6 +54,43 @@ typedef enum aclrtMemAttr {
 
 typedef enum aclrtRunMode { ACL_DEVICE = 0, ACL_HOST = 1 } aclrtRunMode;
 
+/* Virtual memory management: a physical allocation (aclrtMallocPhysical) is mapped at an address
+ * range reserved with aclrtReserveMemAddress. Layouts and values as CANN 8.1. */
+typedef enum aclrtMemLocationType {
+  ACL_MEM_LOCATION_TYPE_HOST = 0, /* reserved by CANN; not supported */
+  ACL_MEM_LOCATION_TYPE_DEVICE = 1,
+} aclrtMemLocationType;
+
+typedef struct aclrtMemLocation {
+  uint32_t id; /* the device id when type is ACL_MEM_LOCATION_TYPE_DEVICE */
+  aclrtMemLocationType type;
+} aclrtMemLocation;
+
+typedef enum aclrtMemAllocationType {
+  ACL_MEM_ALLOCATION_TYPE_PINNED = 0,
+} aclrtMemAllocationType;
+
+typedef enum aclrtMemHandleType {
+  ACL_MEM_HANDLE_TYPE_NONE = 0,
+} aclrtMemHandleType;
+
+typedef struct aclrtPhysicalMemProp {
+  aclrtMemHandleType handleType;
+  aclrtMemAllocationType allocationType;
+  aclrtMemAttr memAttr;
+  aclrtMemLocation location;
+  uint64_t reserve; /* must be 0 */
+} aclrtPhysicalMemProp;
+
+typedef enum aclrtMemGranularityOptions {
+  ACL_RT_MEM_ALLOC_GRANULARITY_MINIMUM = 0,
+  ACL_RT_MEM_ALLOC_GRANULARITY_RECOMMENDED = 1,
+  ACL_RT_MEM_ALLOC_GRANULARITY_UNDEF = 0xFFFF,
+} aclrtMemGranularityOptions;
+
+/* A physical allocation made by aclrtMallocPhysical. */
+typedef void* aclrtDrvMemHandle;
+
 ACL_FUNC_VISIBILITY aclError aclInit(const char* configPath);
 ACL_FUNC_VISIBILITY aclError aclFinalize(void);
 
