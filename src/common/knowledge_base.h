@@ -24,7 +24,11 @@
 //               the analyzer knows: rank, remote_rank, src_rank, dst_rank, pid, ip, remote_ip,
 //               device, seq, op, group, tag, timeout_ms, timeout_s, elapsed_ms, ret, port, status,
 //               kb (an entry id the line names), exited (present: the process is gone),
-//               informer_rank, informer_ip (the rank that discovered a heartbeat event).
+//               informer_rank, informer_ip (the rank that discovered a heartbeat event),
+//               rank_size, index, device_ip (a device NIC's IP), phy_id (a physical device id),
+//               server_ip, vnic_ip, remote_device, value, detail, ranks (a printed list),
+//               time (as printed), from_env (present: the value came from the environment).
+//               The plog forms of data/formats/plog_lines.json use the same vocabulary.
 //   hccl        (HCCL's EI codes only) the texts the library prints on screen: stage, message
 //               (fmt template), arg_names, cause, solution, screen_cause (bool), advice.
 #pragma once

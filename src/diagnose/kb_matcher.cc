@@ -16,27 +16,20 @@ void KbFields::Merge(const KbFields& o) {
   auto s = [](std::string* a, const std::string& b) {
     if (a->empty()) *a = b;
   };
-  i(&rank, o.rank);
-  i(&remote_rank, o.remote_rank);
-  i(&src_rank, o.src_rank);
-  i(&dst_rank, o.dst_rank);
-  i(&pid, o.pid);
-  i(&device, o.device);
-  i(&seq, o.seq);
-  i(&timeout_ms, o.timeout_ms);
-  i(&elapsed_ms, o.elapsed_ms);
-  i(&ret, o.ret);
-  i(&port, o.port);
-  i(&informer_rank, o.informer_rank);
-  s(&informer_ip, o.informer_ip);
-  s(&kb, o.kb);
+  for (auto [a, b] : {std::pair{&rank, o.rank}, {&remote_rank, o.remote_rank}, {&src_rank, o.src_rank},
+                      {&dst_rank, o.dst_rank}, {&pid, o.pid}, {&device, o.device}, {&seq, o.seq},
+                      {&timeout_ms, o.timeout_ms}, {&elapsed_ms, o.elapsed_ms}, {&ret, o.ret},
+                      {&port, o.port}, {&informer_rank, o.informer_rank}, {&rank_size, o.rank_size},
+                      {&index, o.index}})
+    i(a, b);
+  for (auto [a, b] : {std::pair{&ip, &o.ip}, {&remote_ip, &o.remote_ip}, {&op, &o.op}, {&group, &o.group},
+                      {&tag, &o.tag}, {&status, &o.status}, {&informer_ip, &o.informer_ip}, {&kb, &o.kb},
+                      {&device_ip, &o.device_ip}, {&phy_id, &o.phy_id}, {&server_ip, &o.server_ip},
+                      {&vnic_ip, &o.vnic_ip}, {&remote_device, &o.remote_device}, {&value, &o.value},
+                      {&detail, &o.detail}, {&ranks, &o.ranks}, {&time, &o.time}})
+    s(a, *b);
   exited = exited || o.exited;
-  s(&ip, o.ip);
-  s(&remote_ip, o.remote_ip);
-  s(&op, o.op);
-  s(&group, o.group);
-  s(&tag, o.tag);
-  s(&status, o.status);
+  from_env = from_env || o.from_env;
 }
 
 namespace {
@@ -44,11 +37,12 @@ namespace {
 enum Group : uint8_t {
   kRank, kRemoteRank, kSrcRank, kDstRank, kPid, kDevice, kSeq, kTimeoutMs, kTimeoutS, kElapsedMs,
   kRet, kPort, kIp, kRemoteIp, kOp, kGroup, kTag, kStatus, kKb, kExited, kInformerRank,
-  kInformerIp, kGroups
+  kInformerIp, kRankSize, kIndex, kDeviceIp, kPhyId, kServerIp, kVnicIp, kRemoteDevice, kValue,
+  kDetail, kRanks, kTime, kFromEnv, kGroups
 };
 
-const std::map<std::string, Group>& GroupNames() {
-  static const std::map<std::string, Group> names = {
+const std::map<std::string, Group, std::less<>>& GroupNames() {
+  static const std::map<std::string, Group, std::less<>> names = {
       {"rank", kRank},       {"remote_rank", kRemoteRank}, {"src_rank", kSrcRank},
       {"dst_rank", kDstRank}, {"pid", kPid},               {"device", kDevice},
       {"seq", kSeq},         {"timeout_ms", kTimeoutMs},   {"timeout_s", kTimeoutS},
@@ -56,21 +50,64 @@ const std::map<std::string, Group>& GroupNames() {
       {"ip", kIp},           {"remote_ip", kRemoteIp},     {"op", kOp},
       {"group", kGroup},     {"tag", kTag},                {"status", kStatus},
       {"kb", kKb},           {"exited", kExited},          {"informer_rank", kInformerRank},
-      {"informer_ip", kInformerIp}};
+      {"informer_ip", kInformerIp}, {"rank_size", kRankSize}, {"index", kIndex},
+      {"device_ip", kDeviceIp}, {"phy_id", kPhyId},        {"server_ip", kServerIp},
+      {"vnic_ip", kVnicIp},  {"remote_device", kRemoteDevice}, {"value", kValue},
+      {"detail", kDetail},   {"ranks", kRanks},            {"time", kTime},
+      {"from_env", kFromEnv}};
   return names;
 }
 
-struct Compiled {
-  const kb::Entry* entry = nullptr;
+}  // namespace
+
+struct FieldPattern::Impl {
   std::string needle;
-  bool fields_only = false;
   std::unique_ptr<RE2> re;  // null: the needle alone matches
   int index[kGroups];
   int groups = 0;
 };
 
-bool Read(const Compiled& c, std::string_view s, KbFields* f) {
-  if (c.needle.empty() || s.find(c.needle) == std::string_view::npos) return false;
+FieldPattern::FieldPattern() : impl_(std::make_unique<Impl>()) {}
+FieldPattern::~FieldPattern() = default;
+FieldPattern::FieldPattern(FieldPattern&&) noexcept = default;
+FieldPattern& FieldPattern::operator=(FieldPattern&&) noexcept = default;
+
+const std::string& FieldPattern::needle() const { return impl_->needle; }
+
+bool FieldPattern::Compile(std::string_view needle, std::string_view re, std::string* error) {
+  if (needle.empty() && re.empty()) {
+    *error = "a pattern needs a needle or a regex";
+    return false;
+  }
+  Impl& c = *impl_;
+  c.needle = std::string(needle);
+  std::fill(std::begin(c.index), std::end(c.index), -1);
+  c.re.reset();
+  c.groups = 0;
+  if (re.empty()) return true;
+  RE2::Options opt;
+  opt.set_log_errors(false);
+  c.re = std::make_unique<RE2>(re2::StringPiece(re.data(), re.size()), opt);
+  if (!c.re->ok()) {
+    *error = c.re->error();
+    return false;
+  }
+  c.groups = c.re->NumberOfCapturingGroups();
+  const auto& names = GroupNames();
+  for (const auto& [name, index] : c.re->NamedCapturingGroups()) {
+    auto it = names.find(name);
+    if (it == names.end()) {
+      *error = "unknown group " + name;
+      return false;
+    }
+    c.index[it->second] = index;
+  }
+  return true;
+}
+
+bool FieldPattern::Read(std::string_view s, KbFields* f) const {
+  const Impl& c = *impl_;
+  if (!c.needle.empty() && s.find(c.needle) == std::string_view::npos) return false;
   if (!c.re) return true;
   re2::StringPiece m[24];
   int n = std::min(c.groups + 1, 24);
@@ -86,6 +123,7 @@ bool Read(const Compiled& c, std::string_view s, KbFields* f) {
     auto x = ToInt(v);
     return x ? *x : -1;
   };
+  auto str = [&](Group g) { return std::string(view(g)); };
   KbFields r;
   r.rank = num(kRank);
   r.remote_rank = num(kRemoteRank);
@@ -99,19 +137,39 @@ bool Read(const Compiled& c, std::string_view s, KbFields* f) {
   r.elapsed_ms = num(kElapsedMs);
   r.ret = num(kRet);
   r.port = num(kPort);
-  r.ip = std::string(view(kIp));
-  r.remote_ip = std::string(view(kRemoteIp));
-  r.op = std::string(view(kOp));
-  r.group = std::string(view(kGroup));
-  r.tag = std::string(view(kTag));
-  r.status = std::string(view(kStatus));
-  r.kb = std::string(view(kKb));
+  r.rank_size = num(kRankSize);
+  r.index = num(kIndex);
+  r.ip = str(kIp);
+  r.remote_ip = str(kRemoteIp);
+  r.op = str(kOp);
+  r.group = str(kGroup);
+  r.tag = str(kTag);
+  r.status = str(kStatus);
+  r.kb = str(kKb);
   r.exited = !view(kExited).empty();
+  r.from_env = !view(kFromEnv).empty();
   r.informer_rank = num(kInformerRank);
-  r.informer_ip = std::string(view(kInformerIp));
+  r.informer_ip = str(kInformerIp);
+  r.device_ip = str(kDeviceIp);
+  r.phy_id = str(kPhyId);
+  r.server_ip = str(kServerIp);
+  r.vnic_ip = str(kVnicIp);
+  r.remote_device = str(kRemoteDevice);
+  r.value = str(kValue);
+  r.detail = str(kDetail);
+  r.ranks = str(kRanks);
+  r.time = str(kTime);
   f->Merge(r);
   return true;
 }
+
+namespace {
+
+struct Compiled {
+  const kb::Entry* entry = nullptr;
+  bool fields_only = false;
+  FieldPattern pattern;
+};
 
 }  // namespace
 
@@ -129,35 +187,19 @@ struct KbMatcher::Impl {
 };
 
 KbMatcher::KbMatcher(const kb::KnowledgeBase& base) : impl_(std::make_unique<Impl>()) {
-  const auto& names = GroupNames();
   for (const kb::Entry& e : base.entries()) {
     for (const kb::Pattern& p : e.patterns) {
-      if (p.needle.size() < 2) {
-        impl_->errors.push_back(e.id + ": a pattern needs a needle of two bytes or more");
-        continue;
-      }
       Compiled c;
       c.entry = &e;
-      c.needle = p.needle;
       c.fields_only = p.fields_only;
-      std::fill(std::begin(c.index), std::end(c.index), -1);
-      if (!p.re.empty()) {
-        RE2::Options opt;
-        opt.set_log_errors(false);
-        c.re = std::make_unique<RE2>(p.re, opt);
-        if (!c.re->ok()) {
-          impl_->errors.push_back(e.id + ": " + c.re->error());
-          continue;
-        }
-        c.groups = c.re->NumberOfCapturingGroups();
-        for (const auto& [name, index] : c.re->NamedCapturingGroups()) {
-          auto it = names.find(name);
-          if (it == names.end()) impl_->errors.push_back(e.id + ": unknown group " + name);
-          else c.index[it->second] = index;
-        }
+      std::string error;
+      if (p.needle.size() < 2) error = "a pattern needs a needle of two bytes or more";
+      if (!error.empty() || !c.pattern.Compile(p.needle, p.re, &error)) {
+        impl_->errors.push_back(e.id + ": " + error);
+        continue;
       }
       size_t i = impl_->patterns.size();
-      uint16_t pair = Impl::Pair(c.needle.data());
+      uint16_t pair = Impl::Pair(c.pattern.needle().data());
       impl_->pair_bits[pair >> 6] |= uint64_t{1} << (pair & 63);
       impl_->by_pair.emplace(pair, i);
       impl_->by_entry[&e].push_back(i);
@@ -184,7 +226,7 @@ bool KbMatcher::AnyNeedle(std::string_view s) const {
     if ((bits[pair >> 6] >> (pair & 63) & 1) == 0) continue;
     auto [a, b] = impl_->by_pair.equal_range(pair);
     for (auto it = a; it != b; ++it) {
-      const std::string& k = impl_->patterns[it->second].needle;
+      const std::string& k = impl_->patterns[it->second].pattern.needle();
       if (n - p >= k.size() && std::memcmp(d + p, k.data(), k.size()) == 0) return true;
     }
   }
@@ -198,7 +240,7 @@ std::vector<KbMatch> KbMatcher::Match(std::string_view s, size_t max) const {
     if (out.size() >= max) break;
     if (c.entry == last || c.fields_only) continue;  // one match per entry
     KbFields f;
-    if (!Read(c, s, &f)) continue;
+    if (!c.pattern.Read(s, &f)) continue;
     out.push_back(KbMatch{c.entry, std::move(f)});
     last = c.entry;
   }
@@ -209,7 +251,7 @@ bool KbMatcher::Fields(const kb::Entry& entry, std::string_view s, KbFields* out
   auto it = impl_->by_entry.find(&entry);
   if (it == impl_->by_entry.end()) return false;
   bool any = false;
-  for (size_t i : it->second) any = Read(impl_->patterns[i], s, out) || any;
+  for (size_t i : it->second) any = impl_->patterns[i].pattern.Read(s, out) || any;
   return any;
 }
 

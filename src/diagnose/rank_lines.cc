@@ -1,243 +1,220 @@
-// Plog lines naming a rank's identity and the peer it waits for (see rank_lines.h for the forms).
+// Plog lines naming a rank's identity and the peer it waits for. The forms are data
+// (data/formats/plog_lines.json), read with the knowledge base's pattern vocabulary (KbFields);
+// this file turns a form's fields into an Event.
 #include "diagnose/rank_lines.h"
 
-#include <cctype>
-#include <optional>
-#include <string>
+#include <nlohmann/json.hpp>
 
+#include <algorithm>
+#include <string>
+#include <vector>
+
+#include "common/embedded_text.h"
+#include "diagnose/kb_matcher.h"
 #include "diagnose/text_util.h"
+
+namespace vigil::embedded {
+extern const EmbeddedText kLineFormats[];
+extern const size_t kLineFormats_count;
+}  // namespace vigil::embedded
 
 namespace vigil::diagnose {
 namespace {
 
-bool Has(std::string_view s, std::string_view k) { return s.find(k) != std::string_view::npos; }
+struct Form {
+  std::string name;
+  EventKind kind = EventKind::kRankInfo;
+  std::string event, detail;
+  bool error_only = false;
+  std::vector<std::string> needles, all_of, unless, need;
+  std::vector<FieldPattern> patterns;
+};
 
-std::string Str(std::optional<std::string_view> v) { return v ? std::string(Trim(*v)) : std::string(); }
+struct Forms {
+  std::vector<Form> forms;
+  std::vector<std::string> any_level_needles;  // MayBeRankLine's test
+  std::vector<std::string> errors;
+};
 
-int64_t Int(std::optional<std::string_view> v) {
-  if (!v) return -1;
-  auto x = ToInt(*v);
-  return x ? *x : -1;
-}
-
-// The first of several keys that is present as "key[value]".
-std::optional<std::string_view> AnyField(std::string_view s, std::initializer_list<std::string_view> keys) {
-  for (std::string_view k : keys)
-    if (auto v = Field(s, k)) return v;
-  return std::nullopt;
-}
-
-// "key:value" up to ',' (AICPU task-exception lines).
-std::string ColonValue(std::string_view s, std::string_view key) {
-  size_t from = 0;
-  while (true) {
-    size_t k = s.find(key, from);
-    if (k == std::string_view::npos) return {};
-    bool left_ok = k == 0 || !std::isalnum(static_cast<unsigned char>(s[k - 1]));
-    size_t p = k + key.size();
-    if (left_ok && p < s.size() && s[p] == ':') {
-      size_t e = s.find(',', p + 1);
-      return std::string(Trim(s.substr(p + 1, e == std::string_view::npos ? std::string_view::npos : e - p - 1)));
-    }
-    from = k + 1;
-  }
-}
-
-// "51.38.67.141%enp189s0f0" → "51.38.67.141".
-std::string HostOf(std::string v) {
-  size_t pc = v.find('%');
-  if (pc != std::string::npos) v.resize(pc);
-  return v;
-}
-
-// "124.0.0.21(0)" → ip, rank.
-bool IpRankCell(std::string_view cell, std::string* ip, int64_t* rank) {
-  cell = Trim(cell);
-  size_t o = cell.find('(');
-  if (o == std::string_view::npos || o == 0 || cell.back() != ')') return false;
-  std::string_view a = cell.substr(0, o);
-  for (char ch : a)
-    if (!(std::isxdigit(static_cast<unsigned char>(ch)) || ch == '.' || ch == ':')) return false;
-  auto r = ToInt(cell.substr(o + 1, cell.size() - o - 2));
-  if (!r) return false;
-  *ip = std::string(a);
-  *rank = *r;
-  return true;
-}
-
-bool Identity(std::string_view c, Event* ev) {
-  bool setup = Has(c, "SetupAgent rankNum");
-  bool init_info = Has(c, "hcclCommInitInfo:");
-  bool hcom = Has(c, "hcom init by file success");
-  bool root_info = Has(c, "HcclCommInitRootInfo success") || Has(c, "HcclCommInitRootInfo failed");
-  if (!setup && !init_info && !hcom && !root_info) return false;
-  ev->kind = EventKind::kRankInfo;
-  ev->name = setup ? "setup" : init_info ? "init_info" : hcom ? "hcom_init" : "root_info";
-  ev->rank_size = Int(AnyField(c, {"rankNum", "totalRanks", "nRanks", "ranks"}));
-  ev->rank = Int(Field(c, "rank"));
-  ev->group = Str(AnyField(c, {"rootInfo identifier", "identifier"}));
-  if (ev->group.empty() && hcom && Has(c, "hccl_world_group")) ev->group = "hccl_world_group";
-  ev->device = Int(AnyField(c, {"logicDevId", "deviceLogicId"}));
-  if (ev->device < 0 && hcom) ev->device = Int(Field(c, "device"));
-  if (ev->device < 0) ev->device = -1;
-  auto phy = Field(c, "phydevId");
-  if (phy) ev->local_device = Str(phy);
-  if (hcom && ev->local_device.empty() && ev->device >= 0) ev->local_device = std::to_string(ev->device);
-  std::string ip = Str(Field(c, "deviceIp"));
-  if (ip != "0.0.0.0") ev->local_ip = ip;
-  ev->local_server = HostOf(Str(AnyField(c, {"server", "serverId"})));
-  ev->detail = Has(c, "failed") ? "failed" : "";
-  return true;
-}
-
-bool RootAndVnic(std::string_view c, Event* ev) {
-  if (Has(c, "HcclGetRootInfo success")) {
-    ev->kind = EventKind::kRankInfo;
-    ev->name = "root";
-    ev->group = Str(Field(c, "identifier"));
-    return !ev->group.empty();
-  }
-  if (Has(c, "[Vnic]Listen on ip")) {
-    ev->kind = EventKind::kRankInfo;
-    ev->name = "vnic";
-    ev->ip = Str(Field(c, "Listen on ip"));
-    ev->local_device = Str(Field(c, "devPhyId"));
-    ev->device = Int(Field(c, "devLogicId"));
-    return !ev->ip.empty();
-  }
-  return false;
-}
-
-bool ConnectTimeout(std::string_view c, Event* ev) {
-  if (!Has(c, "HCCL_CONNECT_TIMEOUT")) return false;
-  std::string v;
-  size_t k = c.find("HCCL_CONNECT_TIMEOUT set by");
-  if (k != std::string_view::npos) {
-    std::string_view x = c.substr(k);
-    size_t b = x.find('[');
-    if (b == std::string_view::npos) return false;
-    v = std::string(x.substr(b + 1, x.find(']', b) - b - 1));
-    ev->from_env = Has(x, "environment");
-  } else if (Has(c, "is set, timeOut[")) {
-    v = Str(Field(c, "timeOut"));
-    ev->from_env = true;
-  } else {
-    return false;
-  }
-  size_t dot = v.find('.');
-  if (dot != std::string::npos) v.resize(dot);
-  if (!ToInt(v)) return false;
-  ev->kind = EventKind::kEnv;
-  ev->name = "HCCL_CONNECT_TIMEOUT";
-  ev->value = v;
-  return true;
-}
-
-bool Waits(std::string_view c, Event* ev) {
-  // LINK_ERROR_INFO rows: | dest(rank) | [port |] src(rank) | [port |] role | status |
-  if (c.find('|') != std::string_view::npos && (Has(c, "| no connect") || Has(c, "| time out"))) {
-    std::string ips[2];
-    int64_t ranks[2] = {-1, -1};
-    int n = 0;
-    size_t p = c.find('|');
-    while (p != std::string_view::npos && n < 2) {
-      size_t q = c.find('|', p + 1);
-      if (q == std::string_view::npos) break;
-      if (IpRankCell(c.substr(p + 1, q - p - 1), &ips[n], &ranks[n])) ++n;
-      p = q;
-    }
-    if (n == 2) {
-      ev->kind = EventKind::kWaitPeer;
-      ev->detail = "socket";
-      ev->remote_ip = ips[0];
-      ev->dst_rank = ranks[0];
-      ev->local_ip = ips[1];
-      ev->src_rank = ranks[1];
-      ev->status = Has(c, "| no connect") ? "no connect" : "time out";
+bool KindOf(std::string_view name, EventKind* kind) {
+  for (EventKind k : {EventKind::kRankInfo, EventKind::kWaitPeer, EventKind::kRootInfoFail,
+                      EventKind::kConnectedRanks, EventKind::kCqeDetail, EventKind::kEnv}) {
+    if (name == EventKindName(k)) {
+      *kind = k;
       return true;
     }
-    return false;
-  }
-  if (Has(c, "connected p2p timeout") && Has(c, "remote physic id:")) {
-    ev->kind = EventKind::kWaitPeer;
-    ev->detail = "p2p";
-    size_t k = c.find("remote physic id:") + 17;
-    std::string_view x = c.substr(k);
-    size_t e = 0;
-    while (e < x.size() && std::isdigit(static_cast<unsigned char>(x[e]))) ++e;
-    ev->remote_device = std::string(x.substr(0, e));
-    return !ev->remote_device.empty();
-  }
-  if (Has(c, "[TaskException]base information is") && Has(c, "NOTIFY WAIT")) {
-    ev->kind = EventKind::kWaitPeer;
-    ev->detail = "aicpu";
-    ev->rank = Int(ColonValue(c, "localRank"));
-    ev->remote_rank = Int(ColonValue(c, "remoteRank"));
-    if (ev->remote_rank >= 0xFFFFFFFFll) ev->remote_rank = -1;  // "unknown"
-    return true;
-  }
-  if (Has(c, "[TaskException]opData information is")) {
-    ev->kind = EventKind::kWaitPeer;
-    ev->detail = "aicpu_op";
-    ev->group = ColonValue(c, "group");
-    ev->tag = ColonValue(c, "tag");
-    ev->index = Int(ColonValue(c, "opIndex"));
-    return true;
   }
   return false;
 }
 
-bool RootInfo(std::string_view c, Event* ev) {
-  if (Has(c, "receive msg length from fdhandle failed") || Has(c, "receive from fdhandle failed")) {
-    ev->kind = EventKind::kRootInfoFail;
-    ev->detail = "recv";
-    return true;
-  }
-  size_t k = c.find("connected rankinfo[");
-  if (k != std::string_view::npos) {
-    size_t colon = c.find(':', k);
-    if (colon == std::string_view::npos) return false;
-    ev->kind = EventKind::kConnectedRanks;
-    ev->ranks = AllInts(c.substr(colon + 1));
-    return true;
-  }
-  return false;
+// The groups a form may list under "need".
+const std::vector<std::string_view>& Needable() {
+  static const std::vector<std::string_view> names = {
+      "rank", "remote_rank", "src_rank", "dst_rank", "rank_size", "device", "index", "group", "tag",
+      "status", "remote_ip", "device_ip", "phy_id", "server_ip", "vnic_ip", "remote_device",
+      "value", "detail", "ranks", "time"};
+  return names;
 }
 
-bool Cqe(std::string_view c, Event* ev) {
-  size_t k = c.find("cqe err status[");
-  if (k == std::string_view::npos) k = c.find("cqe error status[");
-  if (k == std::string_view::npos || Has(c, "CQE ERROR]")) return false;
-  std::string_view x = c.substr(k);
-  ev->kind = EventKind::kCqeDetail;
-  ev->status = Str(Field(x, "status"));
-  ev->aux_time = ParseAnyTime(Field(x, "time:").value_or(std::string_view()));
-  std::string_view braced;
-  size_t b = x.find("remoteIP{");
-  if (b != std::string_view::npos) {
-    braced = x.substr(b + 9, x.find('}', b) == std::string_view::npos ? std::string_view::npos : x.find('}', b) - b - 9);
-    ev->remote_ip = Str(Field(braced, "deviceIp"));
-    ev->remote_device = Str(Field(braced, "deviceId"));
+bool Has(const KbFields& f, std::string_view g) {
+  if (g == "rank") return f.rank >= 0;
+  if (g == "remote_rank") return f.remote_rank >= 0;
+  if (g == "src_rank") return f.src_rank >= 0;
+  if (g == "dst_rank") return f.dst_rank >= 0;
+  if (g == "rank_size") return f.rank_size >= 0;
+  if (g == "device") return f.device >= 0;
+  if (g == "index") return f.index >= 0;
+  const std::string* s = g == "group" ? &f.group : g == "tag" ? &f.tag : g == "status" ? &f.status
+                       : g == "remote_ip" ? &f.remote_ip : g == "device_ip" ? &f.device_ip
+                       : g == "phy_id" ? &f.phy_id : g == "server_ip" ? &f.server_ip
+                       : g == "vnic_ip" ? &f.vnic_ip : g == "remote_device" ? &f.remote_device
+                       : g == "value" ? &f.value : g == "detail" ? &f.detail
+                       : g == "ranks" ? &f.ranks : g == "time" ? &f.time : nullptr;
+  return s != nullptr && !s->empty();
+}
+
+std::vector<std::string> Strings(const nlohmann::json& j, const char* key) {
+  std::vector<std::string> out;
+  if (j.contains(key) && j[key].is_array())
+    for (const auto& v : j[key])
+      if (v.is_string()) out.push_back(v.get<std::string>());
+  return out;
+}
+
+void Load(const nlohmann::json& j, Forms* all) {
+  for (const auto& r : j["plog_lines"]) {
+    Form f;
+    if (!r.is_object() || !r.contains("name") || !r["name"].is_string()) {
+      all->errors.push_back("plog_lines: a row without a name");
+      continue;
+    }
+    f.name = r["name"].get<std::string>();
+    std::string kind = r.value("kind", "");
+    if (!KindOf(kind, &f.kind)) {
+      all->errors.push_back(f.name + ": unknown kind '" + kind + "'");
+      continue;
+    }
+    f.event = r.value("event", "");
+    f.detail = r.value("detail", "");
+    std::string level = r.value("level", "any");
+    if (level != "any" && level != "error") {
+      all->errors.push_back(f.name + ": level must be any or error, not '" + level + "'");
+      continue;
+    }
+    f.error_only = level == "error";
+    f.needles = Strings(r, "needles");
+    f.all_of = Strings(r, "requires");
+    f.unless = Strings(r, "unless");
+    f.need = Strings(r, "need");
+    bool ok = !f.needles.empty();
+    if (!ok) all->errors.push_back(f.name + ": no needles");
+    for (const std::string& n : f.need) {
+      if (std::find(Needable().begin(), Needable().end(), n) == Needable().end()) {
+        all->errors.push_back(f.name + ": cannot need group '" + n + "'");
+        ok = false;
+      }
+    }
+    for (const std::string& re : Strings(r, "patterns")) {
+      FieldPattern p;
+      std::string error;
+      // The form's needles gate the record (Holds); a pattern is its regex alone.
+      if (re.empty() || !p.Compile("", re, &error)) {
+        if (re.empty()) error = "an empty pattern";
+        all->errors.push_back(f.name + ": " + error);
+        ok = false;
+        continue;
+      }
+      f.patterns.push_back(std::move(p));
+    }
+    if (!ok) continue;
+    if (!f.error_only)
+      all->any_level_needles.insert(all->any_level_needles.end(), f.needles.begin(), f.needles.end());
+    all->forms.push_back(std::move(f));
   }
-  if (ev->remote_ip.empty()) ev->remote_ip = Str(AnyField(x, {"remoteIP:", "ip:"}));
+}
+
+const Forms& Get() {
+  static const Forms* forms = [] {
+    auto* all = new Forms;  // never destroyed: used by workers
+    for (size_t i = 0; i < embedded::kLineFormats_count; ++i) {
+      const embedded::EmbeddedText& t = embedded::kLineFormats[i];
+      nlohmann::json j = nlohmann::json::parse(std::string_view(t.text, t.size), nullptr, false);
+      if (j.is_discarded()) {
+        all->errors.push_back(std::string(t.name) + ": not valid JSON");
+        continue;
+      }
+      if (j.contains("plog_lines") && j["plog_lines"].is_array()) Load(j, all);
+    }
+    return all;
+  }();
+  return *forms;
+}
+
+bool Occurs(std::string_view s, std::string_view k) { return s.find(k) != std::string_view::npos; }
+
+// Whether the record is of this form (its needles and needs hold); *out: the fields it read.
+bool Holds(const Form& f, std::string_view c, KbFields* out) {
+  bool needle = false;
+  for (const std::string& n : f.needles) needle = needle || Occurs(c, n);
+  if (!needle) return false;
+  for (const std::string& n : f.all_of)
+    if (!Occurs(c, n)) return false;
+  for (const std::string& n : f.unless)
+    if (Occurs(c, n)) return false;
+  for (const FieldPattern& p : f.patterns) p.Read(c, out);
+  for (const std::string& n : f.need)
+    if (!Has(*out, n)) return false;
   return true;
+}
+
+void ToEvent(const Form& f, const KbFields& k, Event* ev) {
+  ev->kind = f.kind;
+  ev->name = f.event;
+  ev->detail = k.detail.empty() ? f.detail : k.detail;
+  ev->rank = k.rank;
+  ev->remote_rank = k.remote_rank;
+  ev->src_rank = k.src_rank;
+  ev->dst_rank = k.dst_rank;
+  ev->rank_size = k.rank_size;
+  ev->device = k.device;
+  ev->index = k.index;
+  ev->group = k.group;
+  ev->tag = k.tag;
+  ev->status = k.status;
+  ev->remote_ip = k.remote_ip;
+  ev->local_ip = k.device_ip;
+  ev->local_device = k.phy_id;
+  ev->local_server = k.server_ip;
+  ev->ip = k.vnic_ip;
+  ev->remote_device = k.remote_device;
+  ev->value = k.value;
+  ev->from_env = k.from_env;
+  if (!k.ranks.empty()) ev->ranks = AllInts(k.ranks);
+  if (!k.time.empty()) ev->aux_time = ParseAnyTime(k.time);
 }
 
 }  // namespace
 
 bool MayBeRankLine(std::string_view c) {
-  return Has(c, "SetupAgent") || Has(c, "hcclCommInitInfo") || Has(c, "hcom init by file") ||
-         Has(c, "HcclGetRootInfo success") || Has(c, "HcclCommInitRootInfo") || Has(c, "Listen on ip") ||
-         Has(c, "HCCL_CONNECT_TIMEOUT");
+  for (const std::string& n : Get().any_level_needles)
+    if (Occurs(c, n)) return true;
+  return false;
 }
 
 bool ParseRankLine(const Record& r, Event* ev) {
   std::string_view c = r.content;
   bool is_error = r.level == Level::kError;
   if (!is_error && !MayBeRankLine(c)) return false;
-  if (Identity(c, ev) || RootAndVnic(c, ev) || ConnectTimeout(c, ev)) return true;
-  if (!is_error) return false;
-  return Waits(c, ev) || RootInfo(c, ev) || Cqe(c, ev);
+  for (const Form& f : Get().forms) {
+    if (f.error_only && !is_error) continue;
+    KbFields k;
+    if (!Holds(f, c, &k)) continue;
+    ToEvent(f, k, ev);
+    return true;
+  }
+  return false;
 }
+
+const std::vector<std::string>& RankLineErrors() { return Get().errors; }
 
 }  // namespace vigil::diagnose

@@ -1,9 +1,11 @@
 // Plog lines that say who a rank is (its communicator, rank, device ids and addresses) and whom
 // it waits for while links or the root-info exchange are set up: the facts the waiting-chain and
-// timeout-report rules join across ranks.
+// timeout-report rules join across ranks. The forms are rows of data/formats/plog_lines.json.
 #pragma once
 
+#include <string>
 #include <string_view>
+#include <vector>
 
 #include "diagnose/events.h"
 #include "diagnose/record.h"
@@ -31,5 +33,9 @@ bool MayBeRankLine(std::string_view content);
 //   kEnv          HCCL_CONNECT_TIMEOUT echoes ("set by environment to [130]s",
 //                 "environmental variable HCCL_CONNECT_TIMEOUT is set, timeOut[600]")
 bool ParseRankLine(const Record& r, Event* ev);
+
+// What loading the forms reported (a row with an unknown kind or group, a bad regex); a test
+// asserts there is nothing.
+const std::vector<std::string>& RankLineErrors();
 
 }  // namespace vigil::diagnose
