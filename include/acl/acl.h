@@ -4,5 +4,6 @@
 
 #include "acl/acl_base.h"
 #include "acl/acl_rt.h"
+#include "acl/acl_mdl.h"
 
 #endif /* VIGIL_ACL_ACL_H_ */

@@ -21,6 +21,7 @@
 #include "runtime/event.h"
 #include "runtime/rt_log.h"
 #include "runtime/stream.h"
+#include "runtime/stream_capture.h"
 
 namespace {
 
@@ -289,6 +290,7 @@ ACL_FUNC_VISIBILITY aclError aclrtMemcpy(void* dst, size_t destMax, const void* 
   const int raw_kind = RawEnum(kind);
   aclError rc = CheckMemcpyArgs("aclrtMemcpy", dst, destMax, src, count, raw_kind);
   if (rc != ACL_SUCCESS) return rc;
+  if (rc = vigil::rt::CheckUnsafeCall("aclrtMemcpy"); rc != ACL_SUCCESS) return rc;
   return Guard("aclrtMemcpy", [&]() -> aclError {
     vigil::rt::CopyFault fault;
     aclError copy_rc = DeviceMemory::Instance().CheckedCopy(dst, src, count, &fault);
@@ -329,6 +331,7 @@ ACL_FUNC_VISIBILITY aclError aclrtMemset(void* devPtr, size_t maxCount, int32_t 
                   maxCount);
     return ACL_ERROR_INVALID_PARAM;
   }
+  if (aclError rc = vigil::rt::CheckUnsafeCall("aclrtMemset"); rc != ACL_SUCCESS) return rc;
   return Guard("aclrtMemset", [&]() -> aclError {
     vigil::rt::CopyFault fault;
     aclError set_rc = DeviceMemory::Instance().Guarded(
@@ -377,7 +380,7 @@ ACL_FUNC_VISIBILITY aclError aclrtDestroyStream(aclrtStream stream) {
   CHECK_NOT_NULL("aclrtDestroyStream", stream);
   return Guard("aclrtDestroyStream", [&]() -> aclError {
     aclError rc = vigil::rt::DestroyStream(stream);
-    if (rc != ACL_SUCCESS) {
+    if (rc == ACL_ERROR_RT_PARAM_INVALID) {
       VIGIL_RT_FAIL("aclrtDestroyStream failed: param stream[{}] is not a valid stream (unknown "
                     "or destroyed).", stream);
     }

@@ -5,6 +5,7 @@
 #include <numeric>
 
 #include "api/hccl_api_util.h"
+#include "api/hccl_capture.h"
 #include "common/dtype.h"
 #include "log/plog.h"
 
@@ -88,6 +89,9 @@ class OpChecker {
 
   // Hands the op and c's reference to the communicator over (the op's task keeps it).
   HcclResult Enqueue(Checked& c, OpDesc&& op, HcclComm handle) {
+    if (c.stream->Capturing()) [[unlikely]] {  // graph capture: recorded for replays
+      return vigil::api::CaptureOp(std::move(c.comm), std::move(op), c.stream, handle);
+    }
     HcclResult rc =
         vigil::comm::Communicator::Enqueue(std::move(c.comm), std::move(op), c.stream, handle);
     if (rc != HCCL_SUCCESS) [[unlikely]] return Fail(rc, "communicator was destroyed");

@@ -42,6 +42,7 @@
 #include "runtime/device.h"
 #include "runtime/handle_quarantine.h"
 #include "runtime/rt_log.h"
+#include "runtime/stream_capture.h"
 
 namespace vigil::rt {
 namespace {
@@ -264,7 +265,10 @@ constexpr int kMaxBackoff = 4;
 Stream::Stream(int32_t device) : Stream(device, DefaultHandoff()) {}
 
 Stream::Stream(int32_t device, std::chrono::microseconds handoff)
-    : impl_(std::make_unique<Impl>()), id_(g_next_stream_id.fetch_add(1)), device_(device) {
+    : impl_(std::make_unique<Impl>()),
+      id_(g_next_stream_id.fetch_add(1)),
+      device_(device),
+      capture_(std::make_unique<StreamCapture>()) {
   impl_->handoff = handoff;
   impl_->worker = std::thread([this] {
     std::string name = "vigil_strm" + std::to_string(id_);
@@ -393,6 +397,7 @@ void Stream::ReportFailure(const TaskFailInfo& info) {
 }
 
 Stream::~Stream() {
+  if (Capturing()) AbandonCapture();
   {
     std::lock_guard<std::mutex> lock(Live().mu);
     Live().all.erase(this);
@@ -414,6 +419,9 @@ Stream::~Stream() {
 }
 
 uint32_t Stream::Push(TaskType type, void (*fill)(TaskFn& slot, void* ctx), void* ctx) {
+  if (Capturing()) [[unlikely]] {
+    if (const uint32_t position = PushCaptured(type, fill, ctx); position != 0) return position;
+  }
   Impl& s = *impl_;
   std::lock_guard<std::mutex> lock(s.mu);
   const bool had_pending = !s.pending.empty();
@@ -449,6 +457,12 @@ uint32_t Stream::CompletedTaskId() const {
 }
 
 aclError Stream::Synchronize(int32_t timeout_ms) {
+  if (Capturing()) [[unlikely]] {
+    // Its tasks are recorded, not run: there is nothing to wait for (CANN refuses it too).
+    VIGIL_RT_FAIL("Stream synchronize failed: stream_id={} is capturing (aclmdlRICaptureBegin); "
+                  "synchronizing a stream during the capture stage is not supported.", id_);
+    return ACL_ERROR_RT_STREAM_CAPTURED;
+  }
   Impl& s = *impl_;
   if (s.worker.get_id() == std::this_thread::get_id() ||
       s.executor.load(std::memory_order_relaxed) == std::this_thread::get_id()) {
@@ -553,6 +567,11 @@ aclError DestroyStream(void* handle) {
     std::lock_guard<std::mutex> lock(Registry().mu);
     auto it = Registry().streams.find(handle);
     if (it == Registry().streams.end()) return ACL_ERROR_RT_PARAM_INVALID;
+    if (it->second->Capturing()) {
+      VIGIL_RT_FAIL("Stream destroy failed: stream_id={} is capturing; end the capture "
+                    "(aclmdlRICaptureEnd) before destroying the stream.", it->second->id());
+      return ACL_ERROR_RT_STREAM_CAPTURED;
+    }
     stream = std::move(it->second);
     Registry().streams.erase(it);
     Registry().removals.fetch_add(1, std::memory_order_release);

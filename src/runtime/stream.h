@@ -7,6 +7,7 @@
 // usable again).
 #pragma once
 
+#include <atomic>
 #include <chrono>
 #include <cstdint>
 #include <functional>
@@ -21,6 +22,13 @@
 namespace vigil::rt {
 
 enum class TaskType { kMemcpy, kMemset, kNotifyRecord, kNotifyWait, kEventRecord, kEventWait, kKernel, kHccl };
+
+// Graph capture (stream_capture.h).
+enum class CaptureMode : int;
+enum class CaptureStatus : int;
+class CapturedModel;
+struct CapturedTask;
+struct StreamCapture;
 
 struct TaskFailInfo {
   int32_t device = -1;
@@ -82,14 +90,36 @@ class Stream {
   uint32_t LastTaskId() const;
   uint32_t CompletedTaskId() const;
 
+  // Graph capture (stream_capture.cc). While the stream captures, Enqueue records its tasks
+  // into the capture's model and returns their position in it (from 1); nothing runs, and
+  // Synchronize and DestroyStream refuse with ACL_ERROR_RT_STREAM_CAPTURED.
+  // BeginCapture: ACL_ERROR_RT_STREAM_CAPTURED when capturing already (one ERROR line).
+  aclError BeginCapture(CaptureMode mode);
+  // Ends the capture and hands its model over: ACL_ERROR_RT_STREAM_NOT_CAPTURED when not
+  // capturing, ACL_ERROR_RT_STREAM_CAPTURE_WRONG_THREAD from another thread than the one that
+  // began a non-RELAXED capture, ACL_ERROR_RT_STREAM_CAPTURE_INVALIDATED when an error spoilt
+  // it (the capture ends then too, without a model). One ERROR line for each.
+  aclError EndCapture(std::shared_ptr<CapturedModel>* model);
+  // The capture status, and the model being recorded (null when none).
+  CaptureStatus GetCaptureInfo(std::shared_ptr<CapturedModel>* model) const;
+  bool Capturing() const { return capturing_.load(std::memory_order_acquire); }
+  // Records `task` into the capture; false (and `task` untouched) when the stream does not
+  // capture.
+  bool Capture(CapturedTask& task);
+
  private:
   // Under the queue's lock: fills the next slot (fill(slot, ctx)), then publishes it.
   uint32_t Push(TaskType type, void (*fill)(TaskFn& slot, void* ctx), void* ctx);
+  // Push while capturing: records the task instead; 0 when the capture ended meanwhile.
+  uint32_t PushCaptured(TaskType type, void (*fill)(TaskFn& slot, void* ctx), void* ctx);
+  void AbandonCapture();  // the stream dies while capturing
   void ReportFailure(const TaskFailInfo& info);  // log, callbacks, enter the dropping state
   struct Impl;
   std::unique_ptr<Impl> impl_;
   uint32_t id_;
   int32_t device_;
+  std::atomic<bool> capturing_{false};
+  std::unique_ptr<StreamCapture> capture_;
 };
 
 const char* TaskTypeName(TaskType type);  // "Memcpy", "NotifyWait", ...

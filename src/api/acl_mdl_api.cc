@@ -1,0 +1,224 @@
+// The acl graph-capture API (acl/acl_mdl.h) over the runtime's stream capture
+// (runtime/stream_capture.h): argument checks, CANN's result codes, one RUNTIME ERROR line per
+// rejected call naming what is wrong. No exception leaves here.
+#include <cstring>
+#include <memory>
+#include <string>
+
+#include "acl/acl.h"
+#include "log/plog.h"
+#include "runtime/device.h"
+#include "runtime/rt_log.h"
+#include "runtime/stream.h"
+#include "runtime/stream_capture.h"
+
+namespace {
+
+using vigil::rt::CapturedModel;
+using vigil::rt::CaptureMode;
+using vigil::rt::CaptureStatus;
+using vigil::rt::Stream;
+
+template <typename Fn>
+aclError Guarded(const char* api, Fn&& fn) {
+  try {
+    return fn();
+  } catch (const std::exception& e) {
+    VIGIL_RT_FAIL("{} failed: internal error: {}.", api, e.what());
+  } catch (...) {
+    VIGIL_RT_FAIL("{} failed: internal error.", api);
+  }
+  return ACL_ERROR_RT_INTERNAL_ERROR;
+}
+
+#define MDL_CHECK_NOT_NULL(api, arg)                                      \
+  do {                                                                    \
+    if ((arg) == nullptr) {                                               \
+      VIGIL_RT_FAIL("{} failed: param {} must not be null.", api, #arg); \
+      return ACL_ERROR_INVALID_PARAM;                                     \
+    }                                                                     \
+  } while (0)
+
+// A capture needs a stream of its own: the default stream (null) is refused by the callers.
+aclError ResolveStream(const char* api, aclrtStream handle, std::shared_ptr<Stream>* out) {
+  *out = vigil::rt::StreamRef(handle);
+  if (!*out) {
+    VIGIL_RT_FAIL("{} failed: param stream[{}] is not a valid stream (unknown or destroyed).", api,
+                  handle);
+    return ACL_ERROR_RT_PARAM_INVALID;
+  }
+  return ACL_SUCCESS;
+}
+
+std::shared_ptr<CapturedModel> ResolveModel(const char* api, aclmdlRI handle) {
+  auto model = vigil::rt::ModelRef(handle);
+  if (!model) {
+    VIGIL_RT_FAIL("{} failed: param modelRI[{}] is not a valid model (unknown or destroyed).", api,
+                  handle);
+  }
+  return model;
+}
+
+// An enum argument's bits as an int: C callers may pass any value.
+template <typename E>
+int RawEnum(const E& e) {
+  static_assert(sizeof(E) == sizeof(int));
+  int raw = 0;
+  std::memcpy(&raw, &e, sizeof(raw));
+  return raw;
+}
+
+bool ValidMode(int mode) {
+  return mode >= ACL_MODEL_RI_CAPTURE_MODE_GLOBAL && mode <= ACL_MODEL_RI_CAPTURE_MODE_RELAXED;
+}
+
+// Updating captured tasks needs the tasks' arguments as data; Vigil's tasks are closures.
+aclError TaskGroupsUnsupported(const char* api) {
+  VIGIL_RT_FAIL("{} failed: capture task groups (updating captured tasks) are not supported by "
+                "Vigil; capture again to change a model's tasks.", api);
+  return ACL_ERROR_FEATURE_UNSUPPORTED;
+}
+
+}  // namespace
+
+extern "C" {
+
+ACL_FUNC_VISIBILITY aclError aclmdlRICaptureBegin(aclrtStream stream, aclmdlRICaptureMode mode) {
+  static constexpr const char* kApi = "aclmdlRICaptureBegin";
+  MDL_CHECK_NOT_NULL(kApi, stream);
+  const int raw_mode = RawEnum(mode);
+  if (!ValidMode(raw_mode)) {
+    VIGIL_RT_FAIL("{} failed: param mode[{}] is not a valid aclmdlRICaptureMode.", kApi, raw_mode);
+    return ACL_ERROR_INVALID_PARAM;
+  }
+  return Guarded(kApi, [&]() -> aclError {
+    std::shared_ptr<Stream> s;
+    if (aclError rc = ResolveStream(kApi, stream, &s); rc != ACL_SUCCESS) return rc;
+    return s->BeginCapture(static_cast<CaptureMode>(raw_mode));
+  });
+}
+
+ACL_FUNC_VISIBILITY aclError aclmdlRICaptureGetInfo(aclrtStream stream,
+                                                    aclmdlRICaptureStatus* status,
+                                                    aclmdlRI* modelRI) {
+  static constexpr const char* kApi = "aclmdlRICaptureGetInfo";
+  MDL_CHECK_NOT_NULL(kApi, stream);
+  if (status == nullptr && modelRI == nullptr) {
+    VIGIL_RT_FAIL("{} failed: params status and modelRI must not both be null.", kApi);
+    return ACL_ERROR_INVALID_PARAM;
+  }
+  return Guarded(kApi, [&]() -> aclError {
+    std::shared_ptr<Stream> s;
+    if (aclError rc = ResolveStream(kApi, stream, &s); rc != ACL_SUCCESS) return rc;
+    std::shared_ptr<CapturedModel> model;
+    const CaptureStatus st = s->GetCaptureInfo(&model);
+    if (status != nullptr) *status = static_cast<aclmdlRICaptureStatus>(static_cast<int>(st));
+    if (modelRI != nullptr) *modelRI = model.get();
+    return ACL_SUCCESS;
+  });
+}
+
+ACL_FUNC_VISIBILITY aclError aclmdlRICaptureEnd(aclrtStream stream, aclmdlRI* modelRI) {
+  static constexpr const char* kApi = "aclmdlRICaptureEnd";
+  MDL_CHECK_NOT_NULL(kApi, stream);
+  MDL_CHECK_NOT_NULL(kApi, modelRI);
+  return Guarded(kApi, [&]() -> aclError {
+    *modelRI = nullptr;
+    std::shared_ptr<Stream> s;
+    if (aclError rc = ResolveStream(kApi, stream, &s); rc != ACL_SUCCESS) return rc;
+    std::shared_ptr<CapturedModel> model;
+    if (aclError rc = s->EndCapture(&model); rc != ACL_SUCCESS) return rc;
+    *modelRI = model.get();  // the handle registry keeps it until aclmdlRIDestroy
+    return ACL_SUCCESS;
+  });
+}
+
+ACL_FUNC_VISIBILITY aclError aclmdlRIDebugPrint(aclmdlRI modelRI) {
+  static constexpr const char* kApi = "aclmdlRIDebugPrint";
+  MDL_CHECK_NOT_NULL(kApi, modelRI);
+  return Guarded(kApi, [&]() -> aclError {
+    auto model = ResolveModel(kApi, modelRI);
+    if (!model) return ACL_ERROR_RT_PARAM_INVALID;
+    for (const std::string& line : model->Describe()) RT_RUN_INFO("[ModelRI]{}", line);
+    return ACL_SUCCESS;
+  });
+}
+
+ACL_FUNC_VISIBILITY aclError aclmdlRICaptureThreadExchangeMode(aclmdlRICaptureMode* mode) {
+  static constexpr const char* kApi = "aclmdlRICaptureThreadExchangeMode";
+  MDL_CHECK_NOT_NULL(kApi, mode);
+  const int raw_mode = RawEnum(*mode);
+  if (!ValidMode(raw_mode)) {
+    VIGIL_RT_FAIL("{} failed: param mode[{}] is not a valid aclmdlRICaptureMode.", kApi, raw_mode);
+    return ACL_ERROR_INVALID_PARAM;
+  }
+  const CaptureMode old = vigil::rt::ExchangeThreadCaptureMode(static_cast<CaptureMode>(raw_mode));
+  *mode = static_cast<aclmdlRICaptureMode>(static_cast<int>(old));
+  return ACL_SUCCESS;
+}
+
+ACL_FUNC_VISIBILITY aclError aclmdlRIExecuteAsync(aclmdlRI modelRI, aclrtStream stream) {
+  static constexpr const char* kApi = "aclmdlRIExecuteAsync";
+  MDL_CHECK_NOT_NULL(kApi, modelRI);
+  return Guarded(kApi, [&]() -> aclError {
+    auto model = ResolveModel(kApi, modelRI);
+    if (!model) return ACL_ERROR_RT_PARAM_INVALID;
+    std::shared_ptr<Stream> s;
+    if (stream == nullptr) {
+      const int32_t dev = vigil::rt::CurrentDevice();
+      if (dev < 0) {
+        VIGIL_RT_FAIL("{} failed: param stream is null (default stream) and no current device "
+                      "is set on this thread.", kApi);
+        return ACL_ERROR_RT_CONTEXT_NULL;
+      }
+      s = vigil::rt::DefaultStream(dev);
+    } else if (aclError rc = ResolveStream(kApi, stream, &s); rc != ACL_SUCCESS) {
+      return rc;
+    }
+    std::string why;
+    const aclError rc = model->Replay(*s, &why);
+    if (rc != ACL_SUCCESS) VIGIL_RT_FAIL("{} failed: {}.", kApi, why);
+    return rc;
+  });
+}
+
+ACL_FUNC_VISIBILITY aclError aclmdlRIDestroy(aclmdlRI modelRI) {
+  static constexpr const char* kApi = "aclmdlRIDestroy";
+  MDL_CHECK_NOT_NULL(kApi, modelRI);
+  return Guarded(kApi, [&]() -> aclError {
+    const aclError rc = vigil::rt::DestroyModel(modelRI);
+    if (rc == ACL_ERROR_RT_PARAM_INVALID) {
+      VIGIL_RT_FAIL("{} failed: param modelRI[{}] is not a valid model (unknown or destroyed).",
+                    kApi, modelRI);
+    } else if (rc == ACL_ERROR_RT_MODEL_CAPTURED) {
+      VIGIL_RT_FAIL("{} failed: param modelRI[{}] is still being captured; end the capture "
+                    "(aclmdlRICaptureEnd) first.", kApi, modelRI);
+    }
+    return rc;
+  });
+}
+
+ACL_FUNC_VISIBILITY aclError aclmdlRICaptureTaskGrpBegin(aclrtStream stream) {
+  (void)stream;
+  return TaskGroupsUnsupported("aclmdlRICaptureTaskGrpBegin");
+}
+
+ACL_FUNC_VISIBILITY aclError aclmdlRICaptureTaskGrpEnd(aclrtStream stream, aclrtTaskGrp* handle) {
+  (void)stream;
+  (void)handle;
+  return TaskGroupsUnsupported("aclmdlRICaptureTaskGrpEnd");
+}
+
+ACL_FUNC_VISIBILITY aclError aclmdlRICaptureTaskUpdateBegin(aclrtStream stream,
+                                                            aclrtTaskGrp handle) {
+  (void)stream;
+  (void)handle;
+  return TaskGroupsUnsupported("aclmdlRICaptureTaskUpdateBegin");
+}
+
+ACL_FUNC_VISIBILITY aclError aclmdlRICaptureTaskUpdateEnd(aclrtStream stream) {
+  (void)stream;
+  return TaskGroupsUnsupported("aclmdlRICaptureTaskUpdateEnd");
+}
+
+}  // extern "C"

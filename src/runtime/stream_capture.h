@@ -1,0 +1,99 @@
+// Graph capture (CANN's aclmdlRI): while a stream captures, the work enqueued on it is recorded
+// into a CapturedModel instead of run; a replay queues the recorded tasks, in order, on a stream.
+//
+// Two kinds of task are recorded. A plain task (memcpy, event record, ...) is the stream task
+// itself, kept and run again as is by every replay. A replayed task (an HCCL op) is a function
+// that queues fresh work on the replay stream each time: a collective must be a new execution
+// on every replay (a new op index, its own records), as if the program had called it again.
+//
+// Capture modes (aclmdlRICaptureMode) restrict the unsafe calls (synchronous aclrtMemcpy and
+// aclrtMemset) while captures run: GLOBAL forbids them to every thread whose device has a GLOBAL
+// capture running, THREAD_LOCAL to the thread that began the capture, RELAXED to nobody; a
+// thread may relax itself with ExchangeThreadCaptureMode. Rules and codes are CANN's.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "acl/acl_base.h"
+#include "runtime/stream.h"
+#include "runtime/task_fn.h"
+
+namespace vigil::rt {
+
+enum class CaptureMode : int { kGlobal = 0, kThreadLocal = 1, kRelaxed = 2 };
+enum class CaptureStatus : int { kNone = 0, kActive = 1, kInvalidated = 2 };
+
+const char* CaptureModeName(CaptureMode mode);  // "GLOBAL", "THREAD_LOCAL", "RELAXED"
+
+// One recorded task: exactly one of `fn` and `replay` is set.
+struct CapturedTask {
+  TaskType type = TaskType::kKernel;
+  std::shared_ptr<TaskFn> fn;                  // a plain task, run as is by every replay
+  std::function<aclError(Stream&)> replay;     // queues fresh work on the replay stream
+  std::function<std::string()> stale;          // optional: why `replay` can run no more ("" ok)
+  std::string what;                            // for aclmdlRIDebugPrint
+};
+
+class CapturedModel {
+ public:
+  CapturedModel(int32_t device, uint32_t origin_stream_id);
+  CapturedModel(const CapturedModel&) = delete;
+  CapturedModel& operator=(const CapturedModel&) = delete;
+
+  uint32_t id() const { return id_; }
+  int32_t device() const { return device_; }
+  uint32_t origin_stream_id() const { return origin_stream_id_; }
+  // Whether the capture that records it has ended (only then it may be replayed).
+  bool finished() const;
+  size_t task_count() const;
+
+  // Queues one replay on `stream`: every task in capture order. A stream that captures itself
+  // records the tasks into its own capture instead (a model inside a model). Nothing is queued
+  // when a task cannot be replayed (its communicator destroyed): ACL_ERROR_RT_MODEL_EXECUTE and
+  // *why says which; an unfinished model: ACL_ERROR_RT_MODEL_EXECUTE.
+  aclError Replay(Stream& stream, std::string* why);
+  // One line per task ("task[0] type=Memcpy ..."), after a header line.
+  std::vector<std::string> Describe() const;
+
+ private:
+  friend class Stream;  // records into it while capturing (stream_capture.cc)
+  void Add(CapturedTask task);
+  void Finish();
+
+  const uint32_t id_;
+  const int32_t device_;
+  const uint32_t origin_stream_id_;
+  mutable std::mutex mu_;
+  std::vector<CapturedTask> tasks_;  // guarded by mu_ until finished, read-only after
+  bool finished_ = false;
+};
+
+// aclmdlRI handles are CapturedModel addresses, registered from BeginCapture until Destroy (or
+// until a capture ends without a model).
+std::shared_ptr<CapturedModel> ModelRef(void* handle);  // null when unknown or destroyed
+// ACL_ERROR_RT_PARAM_INVALID for an unknown or destroyed handle, ACL_ERROR_RT_MODEL_CAPTURED
+// for a model still being captured; the caller logs.
+aclError DestroyModel(void* handle);
+
+// A stream's capture state (Stream holds one).
+struct StreamCapture {
+  std::mutex mu;
+  std::shared_ptr<CapturedModel> model;  // set while capturing
+  CaptureMode mode = CaptureMode::kGlobal;
+  CaptureStatus status = CaptureStatus::kNone;
+  std::thread::id thread;  // the thread that began it
+};
+
+// The unsafe-call rule for the calling thread on its current device: ACL_SUCCESS, or
+// ACL_ERROR_RT_CAPTURE_MODE_NOT_SUPPORT with one ERROR line naming `api` and the capture mode.
+aclError CheckUnsafeCall(const char* api);
+// aclmdlRICaptureThreadExchangeMode: sets this thread's mode, returns the previous one.
+CaptureMode ExchangeThreadCaptureMode(CaptureMode mode);
+
+}  // namespace vigil::rt
