@@ -517,6 +517,9 @@ ACL_FUNC_VISIBILITY aclError aclrtRecordEvent(aclrtEvent event, aclrtStream stre
     std::shared_ptr<Stream> s;
     aclError rc = ResolveStream("aclrtRecordEvent", stream, &s);
     if (rc != ACL_SUCCESS) return rc;
+    bool captured = false;  // graph capture: recorded for replays (runtime/stream_capture.h)
+    rc = vigil::rt::CaptureEventRecord(*s, ev, &captured);
+    if (rc != ACL_SUCCESS || captured) return rc;
     uint64_t seq = ev->NextRecordSeq();
     s->Enqueue(vigil::rt::TaskType::kEventRecord, [ev, seq](std::string*) {
       ev->Complete(seq);
@@ -534,6 +537,9 @@ ACL_FUNC_VISIBILITY aclError aclrtStreamWaitEvent(aclrtStream stream, aclrtEvent
     std::shared_ptr<Stream> s;
     aclError rc = ResolveStream("aclrtStreamWaitEvent", stream, &s);
     if (rc != ACL_SUCCESS) return rc;
+    bool captured = false;  // graph capture: recorded for replays (runtime/stream_capture.h)
+    rc = vigil::rt::CaptureEventWait(*s, ev, &captured);
+    if (rc != ACL_SUCCESS || captured) return rc;
     // Waits for the record enqueued last before this call; a never-recorded event is seq 0.
     uint64_t seq = ev->LastRecordSeq();
     s->Enqueue(vigil::rt::TaskType::kEventWait, [ev, seq](std::string*) {
@@ -554,6 +560,8 @@ ACL_FUNC_VISIBILITY aclError aclrtSynchronizeEventWithTimeout(aclrtEvent event, 
   return Guard("aclrtSynchronizeEvent", [&]() -> aclError {
     auto ev = ResolveEvent("aclrtSynchronizeEvent", event);
     if (!ev) return ACL_ERROR_RT_PARAM_INVALID;
+    aclError rc = vigil::rt::CheckEventNotCaptured(ev.get(), "aclrtSynchronizeEvent");
+    if (rc != ACL_SUCCESS) return rc;
     uint64_t seq = ev->LastRecordSeq();
     if (!ev->WaitFor(seq, timeout)) {
       VIGIL_RT_FAIL("aclrtSynchronizeEventWithTimeout failed: event[{}] record {} not complete "

@@ -29,6 +29,10 @@ enum class CaptureStatus : int;
 class CapturedModel;
 struct CapturedTask;
 struct StreamCapture;
+class Event;
+class Stream;
+aclError CaptureEventRecord(Stream& stream, const std::shared_ptr<Event>& event, bool* handled);
+aclError CaptureEventWait(Stream& stream, const std::shared_ptr<Event>& event, bool* handled);
 
 struct TaskFailInfo {
   int32_t device = -1;
@@ -108,6 +112,8 @@ class Stream {
   bool Capture(CapturedTask& task);
 
  private:
+  friend aclError CaptureEventRecord(Stream&, const std::shared_ptr<Event>&, bool*);
+  friend aclError CaptureEventWait(Stream&, const std::shared_ptr<Event>&, bool*);
   // Under the queue's lock: fills the next slot (fill(slot, ctx)), then publishes it.
   uint32_t Push(TaskType type, void (*fill)(TaskFn& slot, void* ctx), void* ctx);
   // Push while capturing: records the task instead; 0 when the capture ended meanwhile.

@@ -10,6 +10,7 @@
 
 #include "log/plog.h"
 #include "runtime/device.h"
+#include "runtime/event.h"
 #include "runtime/handle_quarantine.h"
 #include "runtime/rt_log.h"
 
@@ -103,6 +104,33 @@ size_t Strictest(const std::map<std::thread::id, ModeCounts>& map, std::thread::
     if (it->second[i] > 0) return i;
   }
   return kModes;
+}
+
+// Events recorded by running captures (how many of them record each), for the waits and
+// synchronizations outside those captures.
+struct CapturedEvents {
+  std::mutex mu;
+  std::map<const Event*, int> running;
+};
+
+CapturedEvents& Events() {
+  static CapturedEvents* events = new CapturedEvents();  // leaked, as above
+  return *events;
+}
+
+bool RecordedByARunningCapture(const Event* event) {
+  std::lock_guard<std::mutex> lock(Events().mu);
+  return Events().running.count(event) != 0;
+}
+
+// The capture ends (under its stream's capture lock): its events are no longer captured.
+void ReleaseEvents(StreamCapture& c) {
+  std::lock_guard<std::mutex> lock(Events().mu);
+  for (const Event* e : c.events) {
+    auto it = Events().running.find(e);
+    if (it != Events().running.end() && --it->second <= 0) Events().running.erase(it);
+  }
+  c.events.clear();
 }
 
 const char* StatusName(CaptureStatus status) {
@@ -307,6 +335,7 @@ aclError Stream::EndCapture(std::shared_ptr<CapturedModel>* out) {
         c.mode != CaptureMode::kRelaxed && c.thread != std::this_thread::get_id();
     if (wrong_thread) status = CaptureStatus::kNone;  // marks the refusal below
     ModeExit(device_, c.thread, c.mode);
+    ReleaseEvents(c);
     c.status = CaptureStatus::kNone;
     capturing_.store(false, std::memory_order_release);
   }
@@ -372,11 +401,93 @@ void Stream::AbandonCapture() {
     if (!c.model) return;
     model = std::move(c.model);
     ModeExit(device_, c.thread, c.mode);
+    ReleaseEvents(c);
     c.status = CaptureStatus::kNone;
     capturing_.store(false, std::memory_order_release);
   }
   UnregisterModel(model.get());
   RT_WARNING("stream_id={} destroyed while capturing: model_id={} dropped.", id_, model->id());
+}
+
+// ---- events ----
+
+aclError CaptureEventRecord(Stream& stream, const std::shared_ptr<Event>& event, bool* handled) {
+  *handled = false;
+  if (!stream.Capturing()) return ACL_SUCCESS;
+  StreamCapture& c = *stream.capture_;
+  std::lock_guard<std::mutex> lock(c.mu);
+  if (!c.model) return ACL_SUCCESS;  // ended meanwhile: an ordinary record
+  CapturedTask task;
+  task.type = TaskType::kEventRecord;
+  task.what = fmt::format("event record, event {}", fmt::ptr(event.get()));
+  task.replay = [event](Stream& target) {
+    const uint64_t seq = event->NextRecordSeq();
+    target.Enqueue(TaskType::kEventRecord, [event, seq](std::string*) {
+      event->Complete(seq);
+      return ACL_SUCCESS;
+    });
+    return ACL_SUCCESS;
+  };
+  c.model->Add(std::move(task));
+  if (c.events.insert(event.get()).second) {
+    std::lock_guard<std::mutex> events_lock(Events().mu);
+    ++Events().running[event.get()];
+  }
+  *handled = true;
+  return ACL_SUCCESS;
+}
+
+aclError CaptureEventWait(Stream& stream, const std::shared_ptr<Event>& event, bool* handled) {
+  *handled = false;
+  if (Modes().active.load(std::memory_order_acquire) == 0) return ACL_SUCCESS;  // no capture
+  if (!stream.Capturing()) {
+    if (!RecordedByARunningCapture(event.get())) return ACL_SUCCESS;
+    VIGIL_RT_FAIL("aclrtStreamWaitEvent failed: event {} is recorded by a running capture and "
+                  "stream_id={} does not capture; waiting on it would join the stream to that "
+                  "capture (cross-stream capture), which Vigil does not support.",
+                  fmt::ptr(event.get()), stream.id());
+    return ACL_ERROR_FEATURE_UNSUPPORTED;
+  }
+  StreamCapture& c = *stream.capture_;
+  std::lock_guard<std::mutex> lock(c.mu);
+  if (!c.model) return ACL_SUCCESS;  // ended meanwhile: an ordinary wait
+  if (c.events.count(event.get()) == 0) {
+    if (RecordedByARunningCapture(event.get())) {
+      VIGIL_RT_FAIL("aclrtStreamWaitEvent failed: event {} is recorded by another stream's "
+                    "running capture; joining stream_id={}'s capture to it (cross-stream "
+                    "capture) is not supported by Vigil.", fmt::ptr(event.get()), stream.id());
+      return ACL_ERROR_FEATURE_UNSUPPORTED;
+    }
+    if (event->LastRecordSeq() != 0) {
+      VIGIL_RT_FAIL("aclrtStreamWaitEvent failed: stream_id={} captures (model_id={}) and event "
+                    "{} was recorded outside the capture; a captured wait needs its record in "
+                    "the same model.", stream.id(), c.model->id(), fmt::ptr(event.get()));
+      return ACL_ERROR_RT_CAPTURE_DEPENDENCY;
+    }
+  }
+  CapturedTask task;
+  task.type = TaskType::kEventWait;
+  task.what = fmt::format("event wait, event {}", fmt::ptr(event.get()));
+  task.replay = [event](Stream& target) {
+    const uint64_t seq = event->LastRecordSeq();  // the record this replay reserved before
+    target.Enqueue(TaskType::kEventWait, [event, seq](std::string*) {
+      event->WaitFor(seq, -1);
+      return ACL_SUCCESS;
+    });
+    return ACL_SUCCESS;
+  };
+  c.model->Add(std::move(task));
+  *handled = true;
+  return ACL_SUCCESS;
+}
+
+aclError CheckEventNotCaptured(const Event* event, const char* api) {
+  if (Modes().active.load(std::memory_order_acquire) == 0) return ACL_SUCCESS;
+  if (!RecordedByARunningCapture(event)) return ACL_SUCCESS;
+  VIGIL_RT_FAIL("{} failed: event {} is recorded by a running capture; its record runs only "
+                "when the model is executed, so it cannot be synchronized during the capture.",
+                api, fmt::ptr(event));
+  return ACL_ERROR_RT_EVENT_CAPTURED;
 }
 
 }  // namespace vigil::rt

@@ -16,6 +16,7 @@
 #include <functional>
 #include <memory>
 #include <mutex>
+#include <set>
 #include <string>
 #include <thread>
 #include <vector>
@@ -25,6 +26,8 @@
 #include "runtime/task_fn.h"
 
 namespace vigil::rt {
+
+class Event;
 
 enum class CaptureMode : int { kGlobal = 0, kThreadLocal = 1, kRelaxed = 2 };
 enum class CaptureStatus : int { kNone = 0, kActive = 1, kInvalidated = 2 };
@@ -62,7 +65,10 @@ class CapturedModel {
   std::vector<std::string> Describe() const;
 
  private:
-  friend class Stream;  // records into it while capturing (stream_capture.cc)
+  // They record into it while capturing (stream_capture.cc).
+  friend class Stream;
+  friend aclError CaptureEventRecord(Stream&, const std::shared_ptr<Event>&, bool*);
+  friend aclError CaptureEventWait(Stream&, const std::shared_ptr<Event>&, bool*);
   void Add(CapturedTask task);
   void Finish();
 
@@ -88,6 +94,7 @@ struct StreamCapture {
   CaptureMode mode = CaptureMode::kGlobal;
   CaptureStatus status = CaptureStatus::kNone;
   std::thread::id thread;  // the thread that began it
+  std::set<const Event*> events;  // recorded by this capture (each is kept alive by its task)
 };
 
 // The unsafe-call rule for the calling thread on its current device: ACL_SUCCESS, or
@@ -95,5 +102,22 @@ struct StreamCapture {
 aclError CheckUnsafeCall(const char* api);
 // aclmdlRICaptureThreadExchangeMode: sets this thread's mode, returns the previous one.
 CaptureMode ExchangeThreadCaptureMode(CaptureMode mode);
+
+// Events in captures (hooks of aclrtRecordEvent, aclrtStreamWaitEvent, aclrtSynchronizeEvent).
+// The first two set *handled when they took the call over; otherwise it goes on as usual.
+// A record on a capturing stream is kept for replay: each replay reserves a new record of the
+// event as it is queued, so a wait queued after that replay waits for it. Capturing reserves
+// none (nothing runs then).
+aclError CaptureEventRecord(Stream& stream, const std::shared_ptr<Event>& event, bool* handled);
+// A wait on a capturing stream is kept for replay (it waits for the event's last record when
+// the replay is queued) if the same capture records the event or nothing ever recorded it. A
+// wait on a record made outside the capture is ACL_ERROR_RT_CAPTURE_DEPENDENCY (CANN's code);
+// any wait on a record of another stream's running capture would join that stream to the
+// capture (cross-stream capture, not supported): ACL_ERROR_FEATURE_UNSUPPORTED. One ERROR line
+// each.
+aclError CaptureEventWait(Stream& stream, const std::shared_ptr<Event>& event, bool* handled);
+// ACL_ERROR_RT_EVENT_CAPTURED (one ERROR line naming `api`) while a running capture records
+// `event`: its record runs only when the model is replayed.
+aclError CheckEventNotCaptured(const Event* event, const char* api);
 
 }  // namespace vigil::rt

@@ -6,12 +6,14 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <future>
 #include <string>
 #include <thread>
 #include <vector>
 
 #include "acl/acl.h"
 #include "rt_test_util.h"
+#include "runtime/stream.h"
 
 namespace {
 
@@ -313,6 +315,83 @@ TEST_F(ModelRiTest, EventsRecordedAndWaitedInsideTheModelReplay) {
   EXPECT_EQ(aclrtSynchronizeEvent(event), ACL_SUCCESS);
   EXPECT_EQ(aclmdlRIDestroy(model), ACL_SUCCESS);
   EXPECT_EQ(aclrtDestroyEvent(event), ACL_SUCCESS);
+}
+
+// A replayed record is a new record of the event: a wait queued after a replay (here on a
+// stream that does not capture) waits for that replay's record, not an earlier one.
+TEST_F(ModelRiTest, AWaitAfterAReplayWaitsForThatReplaysRecord) {
+  aclrtEvent event = nullptr;
+  ASSERT_EQ(aclrtCreateEvent(&event), ACL_SUCCESS);
+  aclrtStream other = nullptr;
+  ASSERT_EQ(aclrtCreateStream(&other), ACL_SUCCESS);
+  ASSERT_EQ(aclmdlRICaptureBegin(stream_, ACL_MODEL_RI_CAPTURE_MODE_GLOBAL), ACL_SUCCESS);
+  ASSERT_EQ(aclrtMemcpyAsync(dev_, kBytes, host_, kBytes, ACL_MEMCPY_HOST_TO_DEVICE, stream_),
+            ACL_SUCCESS);
+  ASSERT_EQ(aclrtRecordEvent(event, stream_), ACL_SUCCESS);
+  aclmdlRI model = nullptr;
+  ASSERT_EQ(aclmdlRICaptureEnd(stream_, &model), ACL_SUCCESS);
+  EXPECT_EQ(aclrtSynchronizeEvent(event), ACL_SUCCESS);  // capturing recorded nothing yet
+
+  SetHost(1);
+  ASSERT_EQ(aclmdlRIExecuteAsync(model, stream_), ACL_SUCCESS);
+  ASSERT_EQ(aclrtSynchronizeStream(stream_), ACL_SUCCESS);
+  // The second replay is held behind a task until the other stream's work is queued.
+  std::promise<void> gate;
+  std::shared_future<void> opened = gate.get_future().share();
+  static_cast<vigil::rt::Stream*>(stream_)->Enqueue(
+      vigil::rt::TaskType::kKernel, [opened](std::string*) {
+        opened.wait();
+        return ACL_SUCCESS;
+      });
+  SetHost(2);
+  ASSERT_EQ(aclmdlRIExecuteAsync(model, stream_), ACL_SUCCESS);
+  ASSERT_EQ(aclrtStreamWaitEvent(other, event), ACL_SUCCESS);
+  ASSERT_EQ(aclrtMemcpyAsync(out_, kBytes, dev_, kBytes, ACL_MEMCPY_DEVICE_TO_HOST, other),
+            ACL_SUCCESS);
+  gate.set_value();
+  ASSERT_EQ(aclrtSynchronizeStream(other), ACL_SUCCESS);
+  EXPECT_TRUE(OutIs(2));  // copied after the second replay's copy, not the first's
+  ASSERT_EQ(aclrtSynchronizeStream(stream_), ACL_SUCCESS);
+  EXPECT_EQ(aclmdlRIDestroy(model), ACL_SUCCESS);
+  EXPECT_EQ(aclrtDestroyStream(other), ACL_SUCCESS);
+  EXPECT_EQ(aclrtDestroyEvent(event), ACL_SUCCESS);
+}
+
+TEST_F(ModelRiTest, EventsAcrossTheCaptureBoundaryAreRefused) {
+  namespace t = vigil::rt::testing;
+  aclrtEvent outside = nullptr, inside = nullptr;
+  ASSERT_EQ(aclrtCreateEvent(&outside), ACL_SUCCESS);
+  ASSERT_EQ(aclrtCreateEvent(&inside), ACL_SUCCESS);
+  aclrtStream other = nullptr;
+  ASSERT_EQ(aclrtCreateStream(&other), ACL_SUCCESS);
+  ASSERT_EQ(aclrtRecordEvent(outside, other), ACL_SUCCESS);
+
+  ASSERT_EQ(aclmdlRICaptureBegin(stream_, ACL_MODEL_RI_CAPTURE_MODE_GLOBAL), ACL_SUCCESS);
+  // A captured wait on a record outside the model.
+  EXPECT_EQ(aclrtStreamWaitEvent(stream_, outside), ACL_ERROR_RT_CAPTURE_DEPENDENCY);
+  EXPECT_NE(t::LastRuntimeError().find("recorded outside the capture"), std::string::npos);
+  ASSERT_EQ(aclrtRecordEvent(inside, stream_), ACL_SUCCESS);
+  // Joining another stream to the capture (cross-stream capture) is not supported.
+  EXPECT_EQ(aclrtStreamWaitEvent(other, inside), ACL_ERROR_FEATURE_UNSUPPORTED);
+  EXPECT_NE(t::LastRuntimeError().find("cross-stream capture"), std::string::npos);
+  ASSERT_EQ(aclmdlRICaptureBegin(other, ACL_MODEL_RI_CAPTURE_MODE_RELAXED), ACL_SUCCESS);
+  EXPECT_EQ(aclrtStreamWaitEvent(other, inside), ACL_ERROR_FEATURE_UNSUPPORTED);
+  aclmdlRI other_model = nullptr;
+  ASSERT_EQ(aclmdlRICaptureEnd(other, &other_model), ACL_SUCCESS);
+  // Its record runs only when replayed.
+  EXPECT_EQ(aclrtSynchronizeEvent(inside), ACL_ERROR_RT_EVENT_CAPTURED);
+  EXPECT_NE(t::LastRuntimeError().find("recorded by a running capture"), std::string::npos);
+  aclmdlRI model = nullptr;
+  ASSERT_EQ(aclmdlRICaptureEnd(stream_, &model), ACL_SUCCESS);
+
+  EXPECT_EQ(aclrtSynchronizeEvent(inside), ACL_SUCCESS);  // the capture has ended
+  EXPECT_EQ(aclrtStreamWaitEvent(other, inside), ACL_SUCCESS);
+  EXPECT_EQ(aclrtSynchronizeStream(other), ACL_SUCCESS);
+  EXPECT_EQ(aclmdlRIDestroy(model), ACL_SUCCESS);
+  EXPECT_EQ(aclmdlRIDestroy(other_model), ACL_SUCCESS);
+  EXPECT_EQ(aclrtDestroyStream(other), ACL_SUCCESS);
+  EXPECT_EQ(aclrtDestroyEvent(inside), ACL_SUCCESS);
+  EXPECT_EQ(aclrtDestroyEvent(outside), ACL_SUCCESS);
 }
 
 TEST_F(ModelRiTest, AModelExecutedWhileCapturingBecomesPartOfTheOuterModel) {
