@@ -1,5 +1,6 @@
-/* Vigil: HCCL's public C API (hccl/hccl.h). Like the real header it brings in the acl runtime
- * declarations, so a program that includes only this file can call aclrt* functions.
+/* Vigil: HCCL's public C API (hccl/hccl.h): the ops. Like HCCL's header it brings in the
+ * communicator calls (hccl/hccl_comm.h) and the acl runtime declarations, so a program that
+ * includes only this file can call every Hccl* and aclrt* function.
  *
  * Every collective is asynchronous on `stream`: it returns once enqueued, and its result is
  * known at aclrtSynchronizeStream (and through HcclGetCommAsyncError). */
@@ -10,6 +11,7 @@
 #include <stdint.h>
 
 #include "acl/acl.h"
+#include "hccl/hccl_comm.h"
 #include "hccl/hccl_types.h"
 
 #ifdef __cplusplus
@@ -19,50 +21,6 @@ extern "C" {
 #ifndef HCCL_API
 #define HCCL_API __attribute__((visibility("default")))
 #endif
-
-/* Fills `config` with "not set" values (env variables apply) and the version header. */
-static inline void HcclCommConfigInit(HcclCommConfig* config) {
-  typedef struct {
-    size_t size;
-    uint32_t magicWord;
-    uint32_t version;
-    uint64_t reserved;
-  } HcclConfigInfo;
-  HcclConfigInfo* info = (HcclConfigInfo*)config;
-  info->size = sizeof(HcclCommConfig);
-  info->magicWord = HCCL_COMM_CONFIG_MAGIC_WORD;
-  info->version = HCCL_COMM_CONFIG_VERSION;
-  info->reserved = 0;
-  config->hcclBufferSize = HCCL_COMM_DEFAULT_BUFFSIZE;
-  config->hcclDeterministic = HCCL_COMM_DEFAULT_DETERMINISTIC;
-  config->hcclCommName[0] = '\0';
-  config->hcclUdi[0] = '\0';
-  config->hcclOpExpansionMode = HCCL_COMM_DEFAULT_OP_EXPANSION_MODE;
-  config->hcclRdmaTrafficClass = HCCL_COMM_CONFIG_NOT_SET;
-  config->hcclRdmaServiceLevel = HCCL_COMM_CONFIG_NOT_SET;
-  config->hcclWorldRankID = 0;
-  config->hcclJobID = 0;
-  config->hcclExecTimeOut = HCCL_COMM_CONFIG_NOT_SET;
-}
-
-/* Communicators */
-HCCL_API HcclResult HcclGetRootInfo(HcclRootInfo* rootInfo);
-HCCL_API HcclResult HcclCommInitRootInfo(uint32_t nRanks, const HcclRootInfo* rootInfo,
-                                         uint32_t rank, HcclComm* comm);
-HCCL_API HcclResult HcclCommInitRootInfoConfig(uint32_t nRanks, const HcclRootInfo* rootInfo,
-                                               uint32_t rank, const HcclCommConfig* config,
-                                               HcclComm* comm);
-HCCL_API HcclResult HcclCommInitClusterInfo(const char* clusterInfo, uint32_t rank,
-                                            HcclComm* comm);
-HCCL_API HcclResult HcclCommInitClusterInfoConfig(const char* clusterInfo, uint32_t rank,
-                                                  HcclCommConfig* config, HcclComm* comm);
-HCCL_API HcclResult HcclCommInitAll(uint32_t ndev, int32_t* devices, HcclComm* comms);
-HCCL_API HcclResult HcclGetRankSize(HcclComm comm, uint32_t* rankSize);
-HCCL_API HcclResult HcclGetRankId(HcclComm comm, uint32_t* rank);
-HCCL_API HcclResult HcclGetCommName(HcclComm comm, char* commName);
-HCCL_API HcclResult HcclCommDestroy(HcclComm comm);
-HCCL_API HcclResult HcclGetCommAsyncError(HcclComm comm, HcclResult* asyncError);
-HCCL_API const char* HcclGetErrorString(HcclResult code);
 
 /* Collectives */
 HCCL_API HcclResult HcclAllReduce(void* sendBuf, void* recvBuf, uint64_t count,
@@ -99,7 +57,6 @@ HCCL_API HcclResult HcclAlltoAllV(const void* sendBuf, const void* sendCounts,
 HCCL_API HcclResult HcclAlltoAllVC(const void* sendBuf, const void* sendCountMatrix,
                                    HcclDataType sendType, const void* recvBuf,
                                    HcclDataType recvType, HcclComm comm, aclrtStream stream);
-HCCL_API HcclResult HcclBarrier(HcclComm comm, aclrtStream stream);
 
 /* Point to point */
 HCCL_API HcclResult HcclSend(void* sendBuf, uint64_t count, HcclDataType dataType,

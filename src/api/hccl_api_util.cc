@@ -110,6 +110,17 @@ std::shared_ptr<comm::Communicator> UnregisterComm(HcclComm handle) {
   return comm;
 }
 
+HcclComm FindCommByName(std::string_view name) {
+  std::lock_guard<std::mutex> lock(g_handles_mu);
+  for (const auto& [key, entry] : Handles()) {
+    const comm::Communicator* c = entry->comm.get();
+    if (c == nullptr) continue;
+    const std::string& own = c->user_name().empty() ? c->identifier() : c->user_name();
+    if (own == name) return const_cast<void*>(key);
+  }
+  return nullptr;
+}
+
 const char* ResultName(HcclResult code) {
   switch (code) {
     case HCCL_SUCCESS: return "HCCL_SUCCESS";
@@ -137,6 +148,7 @@ const char* ResultName(HcclResult code) {
     case HCCL_E_SUSPENDING: return "HCCL_E_SUSPENDING";
     case HCCL_E_OPRETRY_FAIL: return "HCCL_E_OPRETRY_FAIL";
     case HCCL_E_OOM: return "HCCL_E_OOM";
+    case HCCL_E_IN_STATUS: return "HCCL_E_IN_STATUS";
     default: return "HCCL_E_RESERVED";
   }
 }

@@ -35,6 +35,9 @@ std::shared_ptr<comm::Communicator> LookupComm(HcclComm handle);
 // Removes the handle; the communicator lives on while queued ops hold it.
 std::shared_ptr<comm::Communicator> UnregisterComm(HcclComm handle);
 
+// The live communicator named `name` (HcclGetCommName's answer), or nullptr.
+HcclComm FindCommByName(std::string_view name);
+
 // One ERROR line: "[<stage>][InvalidArgument][<api>]errNo[0x..] <what>, return <code>".
 HcclResult ArgError(std::string_view api, HcclResult code, const std::string& what);
 const char* ResultName(HcclResult code);

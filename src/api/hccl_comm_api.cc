@@ -5,6 +5,9 @@
 #include <vector>
 
 #include "api/hccl_api_util.h"
+#include "api/hccl_comm_state.h"
+#include "api/hccl_config.h"
+#include "api/hccl_init.h"
 #include "bootstrap/root_info.h"
 #include "common/env_config.h"
 #include "dfx/cluster_monitor.h"
@@ -15,6 +18,7 @@
 
 using vigil::api::ArgError;
 using vigil::api::EnsureProcessReady;
+using vigil::api::InitWithRoot;
 using vigil::api::LookupComm;
 
 namespace {
@@ -44,10 +48,13 @@ void ReportInitFailure(const vigil::comm::InitFailure& failure, const vigil::com
   }
 }
 
-// host_ip: the address this rank's links listen on ("" = picked by the usual rules).
-HcclResult InitWithRoot(const char* api, uint32_t nRanks, const vigil::bootstrap::RootInfo& root,
+}  // namespace
+
+namespace vigil::api {
+
+HcclResult InitWithRoot(const char* api, uint32_t nRanks, const bootstrap::RootInfo& root,
                         uint32_t rank, const HcclCommConfig* config, HcclComm* comm,
-                        const std::string& host_ip = "") {
+                        const std::string& host_ip, const std::string& default_name) {
   const vigil::EnvConfig& env = vigil::Env();
   vigil::comm::CommOptions options;
   options.nranks = nRanks;
@@ -56,19 +63,9 @@ HcclResult InitWithRoot(const char* api, uint32_t nRanks, const vigil::bootstrap
   options.buffsize_mb = env.buffsize_mb;
   options.exec_timeout_s = env.exec_timeout_s;
   options.host_ip = host_ip;
-  if (config != nullptr) {
-    if (config->hcclBufferSize != HCCL_COMM_CONFIG_NOT_SET) {
-      if (config->hcclBufferSize == 0) {
-        return ArgError(api, HCCL_E_PARA, "config hcclBufferSize[0] is invalid: expected >= 1 (MB)");
-      }
-      options.buffsize_mb = config->hcclBufferSize;
-    }
-    if (config->hcclExecTimeOut != HCCL_COMM_CONFIG_NOT_SET) {
-      options.exec_timeout_s = config->hcclExecTimeOut;
-    }
-    options.user_name.assign(config->hcclCommName,
-                             strnlen(config->hcclCommName, COMM_NAME_MAX_LENGTH));
-  }
+  options.user_name = default_name;
+  if (HcclResult rc = ApplyCommConfig(api, config, &options); rc != HCCL_SUCCESS) return rc;
+  if (options.user_name.empty()) options.user_name = default_name;
   int32_t device = vigil::rt::CurrentDevice();
   options.device = device < 0 ? 0 : device;
 
@@ -94,25 +91,7 @@ HcclResult InitWithRoot(const char* api, uint32_t nRanks, const vigil::bootstrap
   return HCCL_SUCCESS;
 }
 
-HcclResult CheckConfig(const char* api, const HcclCommConfig* config) {
-  if (config == nullptr) return ArgError(api, HCCL_E_PTR, "ptr [config] is nullptr");
-  struct Header {
-    size_t size;
-    uint32_t magic;
-    uint32_t version;
-  };
-  Header header;
-  memcpy(&header, config, sizeof(header));
-  if (header.magic != HCCL_COMM_CONFIG_MAGIC_WORD) {
-    return ArgError(api, HCCL_E_PARA,
-                    fmt::format("config magic word[{:#x}] is invalid: call HcclCommConfigInit "
-                                "first (expected {:#x})",
-                                header.magic, HCCL_COMM_CONFIG_MAGIC_WORD));
-  }
-  return HCCL_SUCCESS;
-}
-
-}  // namespace
+}  // namespace vigil::api
 
 extern "C" {
 
@@ -143,9 +122,6 @@ HcclResult HcclCommInitRootInfoConfig(uint32_t nRanks, const HcclRootInfo* rootI
     return ArgError(api, HCCL_E_PARA,
                     fmt::format("rank[{}] is invalid: expected < nRanks[{}]", rank, nRanks));
   }
-  if (config != nullptr) {
-    if (HcclResult rc = CheckConfig(api, config); rc != HCCL_SUCCESS) return rc;
-  }
   vigil::bootstrap::RootInfo root;
   std::string error;
   if (vigil::bootstrap::DecodeRootInfo(*rootInfo, &root, &error) != HCCL_SUCCESS) {
@@ -165,9 +141,6 @@ HcclResult HcclCommInitClusterInfoConfig(const char* clusterInfo, uint32_t rank,
   if (HcclResult rc = EnsureProcessReady(api); rc != HCCL_SUCCESS) return rc;
   if (clusterInfo == nullptr) return ArgError(api, HCCL_E_PTR, "ptr [clusterInfo] is nullptr");
   if (comm == nullptr) return ArgError(api, HCCL_E_PTR, "ptr [comm] is nullptr");
-  if (config != nullptr) {
-    if (HcclResult rc = CheckConfig(api, config); rc != HCCL_SUCCESS) return rc;
-  }
   vigil::bootstrap::RankTable table;
   std::string error;
   if (vigil::bootstrap::LoadRankTable(clusterInfo, &table, &error) != HCCL_SUCCESS) {
@@ -275,12 +248,19 @@ HcclResult HcclGetCommAsyncError(HcclComm comm, HcclResult* asyncError) {
 }
 
 HcclResult HcclCommDestroy(HcclComm comm) {
+  if (!LookupComm(comm)) {
+    return ArgError("HcclCommDestroy", HCCL_E_PARA, "comm is null, destroyed or unknown");
+  }
+  if (HcclResult rc = vigil::api::NotifyCommState(comm, HCCL_COMM_STATE_PHASE_DESTROY_PRE);
+      rc != HCCL_SUCCESS) {
+    return rc;
+  }
   auto c = vigil::api::UnregisterComm(comm);
   if (!c) return ArgError("HcclCommDestroy", HCCL_E_PARA, "comm is null, destroyed or unknown");
   vigil::dfx::LogCommDestroyEntry(comm, c->identifier(), c->rank());
   vigil::dfx::DetachHeartbeat(c.get());
   c->Destroy();
-  return HCCL_SUCCESS;
+  return vigil::api::NotifyCommState(comm, HCCL_COMM_STATE_PHASE_DESTROY_POST);
 }
 
 const char* HcclGetErrorString(HcclResult code) {
@@ -310,6 +290,7 @@ const char* HcclGetErrorString(HcclResult code) {
     case HCCL_E_SUSPENDING: return "error communicator suspending";
     case HCCL_E_OPRETRY_FAIL: return "retry constraint";
     case HCCL_E_OOM: return "out of memory";
+    case HCCL_E_IN_STATUS: return "the error information is in the status";
     default: return "unknown error";
   }
 }

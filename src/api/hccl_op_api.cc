@@ -6,6 +6,7 @@
 
 #include "api/hccl_api_util.h"
 #include "api/hccl_capture.h"
+#include "api/hccl_group.h"
 #include "common/dtype.h"
 #include "log/plog.h"
 
@@ -32,6 +33,10 @@ class OpChecker {
     if (HcclResult rc = vigil::api::EnsureProcessReady(api_); rc != HCCL_SUCCESS) return rc;
     out->comm = vigil::api::LookupComm(comm);
     if (!out->comm) [[unlikely]] return Fail(HCCL_E_PARA, "comm is null, destroyed or unknown");
+    if (out->comm->suspended()) [[unlikely]] {
+      return Fail(HCCL_E_SUSPENDING, "communicator is suspended (HcclCommSuspend): call "
+                                     "HcclCommResume before queuing ops");
+    }
     if (stream == nullptr) [[unlikely]] return Fail(HCCL_E_PARA, "stream is nullptr");
     out->stream = vigil::rt::StreamFromHandle(stream);
     if (out->stream == nullptr) [[unlikely]] {
@@ -89,6 +94,10 @@ class OpChecker {
 
   // Hands the op and c's reference to the communicator over (the op's task keeps it).
   HcclResult Enqueue(Checked& c, OpDesc&& op, HcclComm handle) {
+    if (vigil::api::InGroup()) [[unlikely]] {  // queued (or captured) at HcclGroupEnd
+      vigil::api::DeferOp(std::move(c.comm), std::move(op), c.stream, handle);
+      return HCCL_SUCCESS;
+    }
     if (c.stream->Capturing()) [[unlikely]] {  // graph capture: recorded for replays
       return vigil::api::CaptureOp(std::move(c.comm), std::move(op), c.stream, handle);
     }

@@ -9,16 +9,19 @@
 // catch-all guards the rest, so no exception leaves this file.
 #include <arpa/inet.h>
 #include <fmt/format.h>
+#include <netdb.h>
 #include <netinet/in.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
 #include <fstream>
+#include <map>
 #include <nlohmann/json.hpp>
 #include <set>
 #include <sstream>
 
 #include "bootstrap/root_info.h"
+#include "log/plog.h"
 
 namespace vigil::bootstrap {
 
@@ -29,11 +32,50 @@ using nlohmann::json;
 struct Ctx {
   std::string path;
   std::string error;
+  std::map<std::string, std::string> resolved;  // host name -> IPv4 address
   bool Fail(const std::string& field, const std::string& why) {
     error = fmt::format("rank table [{}]: field [{}] {}", path, field, why);
     return false;
   }
 };
+
+bool IsIpv4(const std::string& text) {
+  in_addr addr;
+  return inet_pton(AF_INET, text.c_str(), &addr) == 1;
+}
+
+// A server_id may name its host instead of giving its address (HCCL's own tables do): the rest
+// of the bootstrap reaches a server at its server_id, so a name becomes the IPv4 address it
+// resolves to (logged once per name).
+bool ResolveServer(Ctx& ctx, const std::string& field, std::string* server) {
+  if (IsIpv4(*server)) return true;
+  auto known = ctx.resolved.find(*server);
+  if (known != ctx.resolved.end()) {
+    *server = known->second;
+    return true;
+  }
+  addrinfo hints{};
+  hints.ai_family = AF_INET;
+  hints.ai_socktype = SOCK_STREAM;
+  addrinfo* found = nullptr;
+  const int rc = getaddrinfo(server->c_str(), nullptr, &hints, &found);
+  if (rc != 0 || found == nullptr) {
+    return ctx.Fail(field, fmt::format("value [{}] is neither an IPv4 address nor a host name "
+                                       "that resolves to one ({}): give the server's IPv4 "
+                                       "address, or make the name resolvable on every node "
+                                       "(/etc/hosts or DNS)",
+                                       *server, rc != 0 ? gai_strerror(rc) : "no address"));
+  }
+  char text[INET_ADDRSTRLEN] = {0};
+  inet_ntop(AF_INET, &reinterpret_cast<sockaddr_in*>(found->ai_addr)->sin_addr, text,
+            sizeof(text));
+  freeaddrinfo(found);
+  HCCL_RUN_INFO("[RanktableConfig]rank table [{}]: server_id [{}] resolved to [{}]", ctx.path,
+                *server, text);
+  ctx.resolved[*server] = text;
+  *server = text;
+  return true;
+}
 
 bool GetString(Ctx& ctx, const json& obj, const std::string& key, const std::string& where,
                std::string* out, bool required = true) {
@@ -94,6 +136,7 @@ bool ParseServerList(Ctx& ctx, const json& root, RankTable* table) {
     if (!server.is_object()) return ctx.Fail(where, "must be an object");
     std::string server_id;
     if (!GetString(ctx, server, "server_id", where, &server_id)) return false;
+    if (!ResolveServer(ctx, where + ".server_id", &server_id)) return false;
     auto dev = server.find("device");
     if (dev == server.end()) return ctx.Fail(where + ".device", "is missing");
     if (!dev->is_array() || dev->empty()) {
@@ -137,12 +180,19 @@ bool ParseRankList(Ctx& ctx, const json& root, RankTable* table) {
     e.rank = static_cast<uint32_t>(v);
     if (!GetUint(ctx, r, "device_id", where, 1023, &v)) return false;
     e.device_id = static_cast<int32_t>(v);
+    std::string host_ip;
+    if (!GetString(ctx, r, "host_ip", where, &host_ip, false)) return false;
     if (r.contains("server_id")) {
       if (!GetString(ctx, r, "server_id", where, &e.server_id)) return false;
+      // A named server with its address beside it: the address, no lookup.
+      if (!IsIpv4(e.server_id) && IsIpv4(host_ip)) e.server_id = host_ip;
+      if (!ResolveServer(ctx, where + ".server_id", &e.server_id)) return false;
     } else if (!GetString(ctx, r, "host_ip", where, &e.server_id)) {
       ctx.error = fmt::format("rank table [{}]: field [{}.server_id] is missing (Vigil needs the "
                               "host of every rank: server_id or host_ip)",
                               ctx.path, where);
+      return false;
+    } else if (!ResolveServer(ctx, where + ".host_ip", &e.server_id)) {
       return false;
     }
     if (!GetString(ctx, r, "device_ip", where, &e.device_ip, false)) return false;
@@ -211,7 +261,7 @@ std::string RankTableSelfIp(const RankTable& table, uint32_t rank) {
 }
 
 HcclResult LoadRankTable(const std::string& path, RankTable* table, std::string* error) {
-  Ctx ctx{path, {}};
+  Ctx ctx{path, {}, {}};
   try {
     std::ifstream in(path);
     if (!in) {

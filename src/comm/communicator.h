@@ -22,6 +22,7 @@
 #include "bootstrap/root_info.h"
 #include "comm/consistency.h"
 #include "comm/exec_mutex.h"
+#include "comm/memory_ranges.h"
 #include "comm/op.h"
 #include "runtime/stream.h"
 #include "transport/link.h"
@@ -35,6 +36,12 @@ struct CommOptions {
   uint32_t buffsize_mb = 200;     // effective: HcclCommConfig.hcclBufferSize, else HCCL_BUFFSIZE
   uint32_t exec_timeout_s = 1836; // effective: hcclExecTimeOut, else HCCL_EXEC_TIMEOUT
   std::string user_name;          // hcclCommName
+  // The rest of HcclCommConfig, as read (api/hccl_config.cc); HcclConfigGetInfo reports them.
+  std::string udi;                // hcclUdi, logged
+  std::string algo;               // hcclAlgo ("" = HCCL_ALGO)
+  uint32_t deterministic = 0;     // hcclDeterministic, else HcclSetConfig's
+  uint32_t op_expansion_mode = 0; // hcclOpExpansionMode as given (ops always run on the host)
+  uint64_t sym_win_max_gb = 16;   // hcclSymWinMaxMemSizePerRank
   int32_t device = 0;
   std::string host_ip;  // the links' address; "" = picked (HCCL_IF_IP, HCCL_SOCKET_IFNAME, ...)
 };
@@ -76,6 +83,7 @@ class Communicator : public std::enable_shared_from_this<Communicator> {
   const std::string& identifier() const { return options_.root.identifier; }
   const std::string& user_name() const { return options_.user_name; }
   uint32_t buffsize_mb() const { return options_.buffsize_mb; }
+  const CommOptions& options() const { return options_; }
   uint32_t host_count() const { return host_count_; }
   // Which ranks share a host (same host_id), for the hierarchical algorithms.
   const alg::HostLayout& host_layout() const { return layout_; }
@@ -94,6 +102,12 @@ class Communicator : public std::enable_shared_from_this<Communicator> {
   HcclResult async_error() const { return async_error_.load(); }
   // Makes every op waiting on a peer end with `code` (heartbeat: a rank was lost).
   void Abort(HcclResult code);
+  // HcclCommSuspend / HcclCommResume: a suspended communicator takes no new op (the API layer
+  // refuses them); ops queued before run to their end.
+  bool suspended() const { return suspended_.load(std::memory_order_acquire); }
+  void set_suspended(bool on) { suspended_.store(on, std::memory_order_release); }
+  // HcclCommSetMemoryRange / HcclCommActivateCommMemory.
+  MemoryRanges& memory_ranges() { return memory_ranges_; }
   // For tests and fault injection: the transport.
   transport::Transport* transport() { return transport_.get(); }
   // The early op-consistency report (comm/consistency.h); from HCCL_DFS_CONFIG at creation.
@@ -148,6 +162,8 @@ class Communicator : public std::enable_shared_from_this<Communicator> {
 
   std::atomic<uint64_t> next_index_{1};
   std::atomic<bool> destroyed_{false};
+  std::atomic<bool> suspended_{false};
+  MemoryRanges memory_ranges_;
   std::atomic<int> abort_{0};
   std::atomic<HcclResult> async_error_{HCCL_SUCCESS};
 

@@ -1,0 +1,133 @@
+// HcclGroupStart/End/StatusGet and HcclCreateSubCommConfig, with ranks as threads.
+#include <gtest/gtest.h>
+
+#include <cstring>
+#include <vector>
+
+#include "rank_threads.h"
+
+using vigil_test::LogContains;
+using vigil_test::Rank;
+using vigil_test::RunRanks;
+
+namespace {
+
+TEST(CommGroupTest, BothRanksSendingFirstDoNotDeadlock) {
+  constexpr uint64_t kCount = 1 << 16;  // past any eager window: a real rendezvous
+  RunRanks(2, [&](Rank& me) {
+    const uint32_t peer = 1 - me.rank;
+    std::vector<int32_t> send(kCount, static_cast<int32_t>(me.rank + 10));
+    std::vector<int32_t> recv(kCount, 0);
+    bool in_group = true;
+    ASSERT_EQ(HcclGroupStatusGet(&in_group), HCCL_SUCCESS);
+    EXPECT_FALSE(in_group);
+    ASSERT_EQ(HcclGroupStart(), HCCL_SUCCESS);
+    ASSERT_EQ(HcclGroupStatusGet(&in_group), HCCL_SUCCESS);
+    EXPECT_TRUE(in_group);
+    // Both ranks send before they receive.
+    ASSERT_EQ(HcclSend(send.data(), kCount, HCCL_DATA_TYPE_INT32, peer, me.comm, me.stream),
+              HCCL_SUCCESS);
+    ASSERT_EQ(HcclRecv(recv.data(), kCount, HCCL_DATA_TYPE_INT32, peer, me.comm, me.stream),
+              HCCL_SUCCESS);
+    ASSERT_EQ(HcclGroupEnd(), HCCL_SUCCESS);
+    ASSERT_EQ(HcclGroupStatusGet(&in_group), HCCL_SUCCESS);
+    EXPECT_FALSE(in_group);
+    ASSERT_EQ(aclrtSynchronizeStream(me.stream), ACL_SUCCESS);
+    EXPECT_EQ(recv.front(), static_cast<int32_t>(peer + 10));
+    EXPECT_EQ(recv.back(), static_cast<int32_t>(peer + 10));
+  });
+}
+
+TEST(CommGroupTest, OpsOfAGroupAreQueuedAtItsEnd) {
+  RunRanks(3, [&](Rank& me) {
+    std::vector<float> a(8, 1.0f), b(8, static_cast<float>(me.rank));
+    std::vector<float> sum_a(8, 0.0f), sum_b(8, 0.0f);
+    ASSERT_EQ(HcclGroupStart(), HCCL_SUCCESS);
+    ASSERT_EQ(HcclGroupStart(), HCCL_SUCCESS);  // nested: the outer End queues
+    ASSERT_EQ(HcclAllReduce(a.data(), sum_a.data(), 8, HCCL_DATA_TYPE_FP32, HCCL_REDUCE_SUM,
+                            me.comm, me.stream),
+              HCCL_SUCCESS);
+    ASSERT_EQ(HcclGroupEnd(), HCCL_SUCCESS);
+    ASSERT_EQ(HcclAllReduce(b.data(), sum_b.data(), 8, HCCL_DATA_TYPE_FP32, HCCL_REDUCE_MAX,
+                            me.comm, me.stream),
+              HCCL_SUCCESS);
+    // Nothing is queued yet: the stream has nothing to wait for.
+    ASSERT_EQ(aclrtSynchronizeStream(me.stream), ACL_SUCCESS);
+    EXPECT_EQ(sum_a[0], 0.0f);
+    EXPECT_EQ(sum_b[0], 0.0f);
+    ASSERT_EQ(HcclGroupEnd(), HCCL_SUCCESS);
+    ASSERT_EQ(aclrtSynchronizeStream(me.stream), ACL_SUCCESS);
+    EXPECT_EQ(sum_a[7], 3.0f);
+    EXPECT_EQ(sum_b[7], 2.0f);
+  });
+}
+
+TEST(CommGroupTest, EndWithoutStartIsAnError) {
+  EXPECT_EQ(HcclGroupEnd(), HCCL_E_PARA);
+  EXPECT_TRUE(LogContains("no group is open on this thread"));
+  EXPECT_EQ(HcclGroupStatusGet(nullptr), HCCL_E_PTR);
+}
+
+TEST(SubCommTest, ACollectiveRunsOnTheSubsetOfRanks) {
+  // Two sub-communicators of a 4-rank parent: {3, 1} (sub-rank 0 is parent rank 3) and {0, 2}.
+  RunRanks(4, [&](Rank& me) {
+    const bool odd = me.rank % 2 == 1;
+    uint32_t ids[2] = {odd ? 3u : 0u, odd ? 1u : 2u};
+    const uint32_t sub_rank = ids[0] == me.rank ? 0 : 1;
+    HcclCommConfig config;
+    HcclCommConfigInit(&config);
+    HcclComm sub = nullptr;
+    // The caller must be rankIds[subCommRankId].
+    EXPECT_EQ(HcclCreateSubCommConfig(&me.comm, 2, ids, 7, 1 - sub_rank, &config, &sub),
+              HCCL_E_PARA);
+    ASSERT_EQ(HcclCreateSubCommConfig(&me.comm, 2, ids, odd ? 1 : 2, sub_rank, &config, &sub),
+              HCCL_SUCCESS);
+    uint32_t size = 0, rank = 9;
+    ASSERT_EQ(HcclGetRankSize(sub, &size), HCCL_SUCCESS);
+    ASSERT_EQ(HcclGetRankId(sub, &rank), HCCL_SUCCESS);
+    EXPECT_EQ(size, 2u);
+    EXPECT_EQ(rank, sub_rank);
+    std::vector<int32_t> in(32, static_cast<int32_t>(me.rank)), out(32, -1);
+    ASSERT_EQ(HcclAllReduce(in.data(), out.data(), 32, HCCL_DATA_TYPE_INT32, HCCL_REDUCE_SUM, sub,
+                            me.stream),
+              HCCL_SUCCESS);
+    ASSERT_EQ(aclrtSynchronizeStream(me.stream), ACL_SUCCESS);
+    EXPECT_EQ(out[31], odd ? 4 : 2);
+    // The parent still works after its sub-communicator.
+    ASSERT_EQ(HcclAllReduce(in.data(), out.data(), 32, HCCL_DATA_TYPE_INT32, HCCL_REDUCE_SUM,
+                            me.comm, me.stream),
+              HCCL_SUCCESS);
+    ASSERT_EQ(aclrtSynchronizeStream(me.stream), ACL_SUCCESS);
+    EXPECT_EQ(out[0], 6);
+    EXPECT_EQ(HcclCommDestroy(sub), HCCL_SUCCESS);
+  });
+  EXPECT_TRUE(LogContains("joins sub-communicator subCommId[1] as sub-rank[0] of [2]"));
+}
+
+TEST(SubCommTest, BadArgumentsAreNamed) {
+  RunRanks(2, [&](Rank& me) {
+    uint32_t twice[2] = {0, 0};
+    uint32_t far[2] = {0, 5};
+    HcclComm sub = nullptr;
+    EXPECT_EQ(HcclCreateSubCommConfig(&me.comm, 2, twice, 1, 0, nullptr, &sub), HCCL_E_PARA);
+    EXPECT_EQ(HcclCreateSubCommConfig(&me.comm, 2, far, 1, 0, nullptr, &sub), HCCL_E_PARA);
+    EXPECT_EQ(HcclCreateSubCommConfig(&me.comm, 3, far, 1, 0, nullptr, &sub), HCCL_E_PARA);
+    EXPECT_EQ(HcclCreateSubCommConfig(nullptr, 2, far, 1, 0, nullptr, &sub), HCCL_E_PTR);
+    // A sub-communicator of one rank needs no peer.
+    uint32_t me_only[1] = {me.rank};
+    ASSERT_EQ(HcclCreateSubCommConfig(&me.comm, 1, me_only, 9, 0, nullptr, &sub), HCCL_SUCCESS);
+    uint32_t size = 0;
+    EXPECT_EQ(HcclGetRankSize(sub, &size), HCCL_SUCCESS);
+    EXPECT_EQ(size, 1u);
+    EXPECT_EQ(HcclCommDestroy(sub), HCCL_SUCCESS);
+  });
+  EXPECT_TRUE(LogContains("rankIds[1]=0 is listed twice"));
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  vigil_test::SetUpProcess();
+  testing::InitGoogleTest(&argc, argv);
+  return RUN_ALL_TESTS();
+}
