@@ -1,6 +1,7 @@
 // HcclGroupStart/End/StatusGet and HcclCreateSubCommConfig, with ranks as threads.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstring>
 #include <vector>
 
@@ -59,6 +60,32 @@ TEST(CommGroupTest, OpsOfAGroupAreQueuedAtItsEnd) {
     ASSERT_EQ(aclrtSynchronizeStream(me.stream), ACL_SUCCESS);
     EXPECT_EQ(sum_a[7], 3.0f);
     EXPECT_EQ(sum_b[7], 2.0f);
+  });
+}
+
+TEST(CommGroupTest, AGroupOnACapturingStreamIsReplayed) {
+  constexpr uint64_t kCount = 4096;
+  RunRanks(2, [&](Rank& me) {
+    const uint32_t peer = 1 - me.rank;
+    std::vector<int32_t> send(kCount, 0), recv(kCount, -1);
+    ASSERT_EQ(aclmdlRICaptureBegin(me.stream, ACL_MODEL_RI_CAPTURE_MODE_THREAD_LOCAL),
+              ACL_SUCCESS);
+    ASSERT_EQ(HcclGroupStart(), HCCL_SUCCESS);
+    ASSERT_EQ(HcclSend(send.data(), kCount, HCCL_DATA_TYPE_INT32, peer, me.comm, me.stream),
+              HCCL_SUCCESS);
+    ASSERT_EQ(HcclRecv(recv.data(), kCount, HCCL_DATA_TYPE_INT32, peer, me.comm, me.stream),
+              HCCL_SUCCESS);
+    ASSERT_EQ(HcclGroupEnd(), HCCL_SUCCESS);
+    aclmdlRI model = nullptr;
+    ASSERT_EQ(aclmdlRICaptureEnd(me.stream, &model), ACL_SUCCESS);
+    EXPECT_EQ(recv[0], -1);  // captured, not run
+    for (int32_t replay = 1; replay <= 2; ++replay) {
+      std::fill(send.begin(), send.end(), static_cast<int32_t>(me.rank * 100 + replay));
+      ASSERT_EQ(aclmdlRIExecuteAsync(model, me.stream), ACL_SUCCESS);
+      ASSERT_EQ(aclrtSynchronizeStream(me.stream), ACL_SUCCESS);
+      EXPECT_EQ(recv[kCount - 1], static_cast<int32_t>(peer * 100 + replay));
+    }
+    EXPECT_EQ(aclmdlRIDestroy(model), ACL_SUCCESS);
   });
 }
 
