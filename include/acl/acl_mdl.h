@@ -54,7 +54,9 @@ ACL_FUNC_VISIBILITY aclError aclmdlRIExecuteAsync(aclmdlRI modelRI, aclrtStream 
 /* Frees the model (replays already queued still run). */
 ACL_FUNC_VISIBILITY aclError aclmdlRIDestroy(aclmdlRI modelRI);
 
-/* Task groups (updating captured tasks' arguments): not supported by Vigil. */
+/* Task groups: the tasks a capturing stream enqueues between TaskGrpBegin and TaskGrpEnd form
+ * a group; the tasks another (not capturing) stream enqueues between TaskUpdateBegin and
+ * TaskUpdateEnd replace them in the model (same number and types), for the replays after. */
 ACL_FUNC_VISIBILITY aclError aclmdlRICaptureTaskGrpBegin(aclrtStream stream);
 ACL_FUNC_VISIBILITY aclError aclmdlRICaptureTaskGrpEnd(aclrtStream stream, aclrtTaskGrp* handle);
 ACL_FUNC_VISIBILITY aclError aclmdlRICaptureTaskUpdateBegin(aclrtStream stream,

@@ -72,13 +72,6 @@ bool ValidMode(int mode) {
   return mode >= ACL_MODEL_RI_CAPTURE_MODE_GLOBAL && mode <= ACL_MODEL_RI_CAPTURE_MODE_RELAXED;
 }
 
-// Updating captured tasks needs the tasks' arguments as data; Vigil's tasks are closures.
-aclError TaskGroupsUnsupported(const char* api) {
-  VIGIL_RT_FAIL("{} failed: capture task groups (updating captured tasks) are not supported by "
-                "Vigil; capture again to change a model's tasks.", api);
-  return ACL_ERROR_FEATURE_UNSUPPORTED;
-}
-
 }  // namespace
 
 extern "C" {
@@ -199,26 +192,47 @@ ACL_FUNC_VISIBILITY aclError aclmdlRIDestroy(aclmdlRI modelRI) {
 }
 
 ACL_FUNC_VISIBILITY aclError aclmdlRICaptureTaskGrpBegin(aclrtStream stream) {
-  (void)stream;
-  return TaskGroupsUnsupported("aclmdlRICaptureTaskGrpBegin");
+  static constexpr const char* kApi = "aclmdlRICaptureTaskGrpBegin";
+  MDL_CHECK_NOT_NULL(kApi, stream);
+  return Guarded(kApi, [&]() -> aclError {
+    std::shared_ptr<Stream> s;
+    if (aclError rc = ResolveStream(kApi, stream, &s); rc != ACL_SUCCESS) return rc;
+    return s->BeginTaskGroup();
+  });
 }
 
 ACL_FUNC_VISIBILITY aclError aclmdlRICaptureTaskGrpEnd(aclrtStream stream, aclrtTaskGrp* handle) {
-  (void)stream;
-  (void)handle;
-  return TaskGroupsUnsupported("aclmdlRICaptureTaskGrpEnd");
+  static constexpr const char* kApi = "aclmdlRICaptureTaskGrpEnd";
+  MDL_CHECK_NOT_NULL(kApi, stream);
+  MDL_CHECK_NOT_NULL(kApi, handle);
+  return Guarded(kApi, [&]() -> aclError {
+    *handle = nullptr;
+    std::shared_ptr<Stream> s;
+    if (aclError rc = ResolveStream(kApi, stream, &s); rc != ACL_SUCCESS) return rc;
+    return s->EndTaskGroup(handle);
+  });
 }
 
 ACL_FUNC_VISIBILITY aclError aclmdlRICaptureTaskUpdateBegin(aclrtStream stream,
                                                             aclrtTaskGrp handle) {
-  (void)stream;
-  (void)handle;
-  return TaskGroupsUnsupported("aclmdlRICaptureTaskUpdateBegin");
+  static constexpr const char* kApi = "aclmdlRICaptureTaskUpdateBegin";
+  MDL_CHECK_NOT_NULL(kApi, stream);
+  MDL_CHECK_NOT_NULL(kApi, handle);
+  return Guarded(kApi, [&]() -> aclError {
+    std::shared_ptr<Stream> s;
+    if (aclError rc = ResolveStream(kApi, stream, &s); rc != ACL_SUCCESS) return rc;
+    return s->BeginTaskUpdate(handle);
+  });
 }
 
 ACL_FUNC_VISIBILITY aclError aclmdlRICaptureTaskUpdateEnd(aclrtStream stream) {
-  (void)stream;
-  return TaskGroupsUnsupported("aclmdlRICaptureTaskUpdateEnd");
+  static constexpr const char* kApi = "aclmdlRICaptureTaskUpdateEnd";
+  MDL_CHECK_NOT_NULL(kApi, stream);
+  return Guarded(kApi, [&]() -> aclError {
+    std::shared_ptr<Stream> s;
+    if (aclError rc = ResolveStream(kApi, stream, &s); rc != ACL_SUCCESS) return rc;
+    return s->EndTaskUpdate();
+  });
 }
 
 }  // extern "C"

@@ -100,7 +100,7 @@ HcclResult HcclGroupEnd(void) {
   for (vigil::api::DeferredOp& d : ops) {
     // A stream that is capturing records the op for replays, as an op called outside a group.
     const HcclResult rc =
-        d.stream->Capturing()
+        d.stream->Recording()
             ? vigil::api::CaptureOp(std::move(d.comm), std::move(d.op), d.stream, d.handle)
             : vigil::comm::Communicator::Enqueue(std::move(d.comm), std::move(d.op), d.stream,
                                                  d.handle);

@@ -98,7 +98,7 @@ class OpChecker {
       vigil::api::DeferOp(std::move(c.comm), std::move(op), c.stream, handle);
       return HCCL_SUCCESS;
     }
-    if (c.stream->Capturing()) [[unlikely]] {  // graph capture: recorded for replays
+    if (c.stream->Recording()) [[unlikely]] {  // graph capture: recorded for replays
       return vigil::api::CaptureOp(std::move(c.comm), std::move(op), c.stream, handle);
     }
     HcclResult rc =

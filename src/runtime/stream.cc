@@ -397,7 +397,7 @@ void Stream::ReportFailure(const TaskFailInfo& info) {
 }
 
 Stream::~Stream() {
-  if (Capturing()) AbandonCapture();
+  if (Recording()) AbandonCapture();
   {
     std::lock_guard<std::mutex> lock(Live().mu);
     Live().all.erase(this);
@@ -419,7 +419,7 @@ Stream::~Stream() {
 }
 
 uint32_t Stream::Push(TaskType type, void (*fill)(TaskFn& slot, void* ctx), void* ctx) {
-  if (Capturing()) [[unlikely]] {
+  if (Recording()) [[unlikely]] {
     if (const uint32_t position = PushCaptured(type, fill, ctx); position != 0) return position;
   }
   Impl& s = *impl_;

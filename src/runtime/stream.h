@@ -106,10 +106,23 @@ class Stream {
   aclError EndCapture(std::shared_ptr<CapturedModel>* model);
   // The capture status, and the model being recorded (null when none).
   CaptureStatus GetCaptureInfo(std::shared_ptr<CapturedModel>* model) const;
-  bool Capturing() const { return capturing_.load(std::memory_order_acquire); }
-  // Records `task` into the capture; false (and `task` untouched) when the stream does not
-  // capture.
+  bool Capturing() const { return (recording_.load(std::memory_order_acquire) & kCapturing) != 0; }
+  // Capturing, or collecting the new tasks of a task group (TaskUpdate): Enqueue records.
+  bool Recording() const { return recording_.load(std::memory_order_acquire) != 0; }
+  // Records `task` into the capture (or the task update); false (and `task` untouched) when
+  // the stream records neither.
   bool Capture(CapturedTask& task);
+
+  // Task groups (capture_task_group.cc): a range of a capture's tasks whose tasks a later
+  // update replaces. Codes as CANN's: ACL_ERROR_RT_STREAM_NOT_CAPTURED when the stream does
+  // not capture, ACL_ERROR_STREAM_TASK_GROUP_STATUS for a group begun twice or ended unbegun.
+  aclError BeginTaskGroup();
+  aclError EndTaskGroup(void** handle);
+  // On a stream that does not capture: the tasks enqueued until EndTaskUpdate are collected
+  // (not run) and then replace the group's tasks, which they must match in number and type
+  // (else ACL_ERROR_RT_INTERNAL_ERROR, CANN's code, and the group is unchanged).
+  aclError BeginTaskUpdate(void* handle);
+  aclError EndTaskUpdate();
 
  private:
   friend aclError CaptureEventRecord(Stream&, const std::shared_ptr<Event>&, bool*);
@@ -124,7 +137,9 @@ class Stream {
   std::unique_ptr<Impl> impl_;
   uint32_t id_;
   int32_t device_;
-  std::atomic<bool> capturing_{false};
+  static constexpr uint8_t kCapturing = 1;  // recording_ bits
+  static constexpr uint8_t kUpdating = 2;
+  std::atomic<uint8_t> recording_{0};
   std::unique_ptr<StreamCapture> capture_;
 };
 

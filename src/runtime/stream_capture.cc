@@ -179,31 +179,34 @@ void CapturedModel::Finish() {
 }
 
 aclError CapturedModel::Replay(Stream& stream, std::string* why) {
-  if (!finished()) {
-    *why = fmt::format("model_id={} is still being captured on stream_id={}; end the capture "
-                       "(aclmdlRICaptureEnd) before executing it", id_, origin_stream_id_);
-    return ACL_ERROR_RT_MODEL_EXECUTE;
+  std::vector<CapturedTask> tasks;  // a task update may replace some meanwhile
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (!finished_) {
+      *why = fmt::format("model_id={} is still being captured on stream_id={}; end the capture "
+                         "(aclmdlRICaptureEnd) before executing it", id_, origin_stream_id_);
+      return ACL_ERROR_RT_MODEL_EXECUTE;
+    }
+    tasks = tasks_;
   }
-  // Read-only from here on: tasks_ no longer changes once finished.
-  for (size_t i = 0; i < tasks_.size(); ++i) {
-    if (!tasks_[i].stale) continue;
-    std::string reason = tasks_[i].stale();
+  for (size_t i = 0; i < tasks.size(); ++i) {
+    if (!tasks[i].stale) continue;
+    std::string reason = tasks[i].stale();
     if (!reason.empty()) {
       *why = fmt::format("model_id={} task[{}] ({}) cannot be replayed: {}", id_, i,
-                         tasks_[i].what, reason);
+                         tasks[i].what, reason);
       return ACL_ERROR_RT_MODEL_EXECUTE;
     }
   }
-  if (stream.Capturing()) {
+  if (stream.Recording()) {
     // Executed on a capturing stream: the model's tasks become part of that capture.
-    for (const CapturedTask& task : tasks_) {
-      CapturedTask copy = task;
-      if (!stream.Capture(copy)) break;  // the capture ended meanwhile: queue the rest below
-    }
-    if (stream.Capturing()) return ACL_SUCCESS;
+    size_t recorded = 0;
+    while (recorded < tasks.size() && stream.Capture(tasks[recorded])) ++recorded;
+    if (recorded == tasks.size()) return ACL_SUCCESS;
+    tasks.erase(tasks.begin(), tasks.begin() + static_cast<std::ptrdiff_t>(recorded));
   }
-  for (size_t i = 0; i < tasks_.size(); ++i) {
-    const CapturedTask& task = tasks_[i];
+  for (size_t i = 0; i < tasks.size(); ++i) {
+    const CapturedTask& task = tasks[i];
     if (task.fn) {
       stream.Enqueue(task.type, [fn = task.fn](std::string* detail) { return (*fn)(detail); });
       continue;
@@ -216,6 +219,13 @@ aclError CapturedModel::Replay(Stream& stream, std::string* why) {
     }
   }
   return ACL_SUCCESS;
+}
+
+void CapturedModel::ReplaceTasks(size_t at, std::vector<CapturedTask> tasks) {
+  std::lock_guard<std::mutex> lock(mu_);
+  for (size_t i = 0; i < tasks.size() && at + i < tasks_.size(); ++i) {
+    tasks_[at + i] = std::move(tasks[i]);
+  }
 }
 
 std::vector<std::string> CapturedModel::Describe() const {
@@ -232,6 +242,18 @@ std::vector<std::string> CapturedModel::Describe() const {
                                 t.what));
   }
   return lines;
+}
+
+bool StreamCapture::Record(CapturedTask&& task) {
+  if (model) {
+    model->Add(std::move(task));
+    return true;
+  }
+  if (updating) {
+    update_tasks.push_back(std::move(task));
+    return true;
+  }
+  return false;
 }
 
 // ---- handles ----
@@ -312,7 +334,7 @@ aclError Stream::BeginCapture(CaptureMode mode) {
   c.status = CaptureStatus::kActive;
   c.thread = std::this_thread::get_id();
   ModeEnter(device_, c.thread, mode);
-  capturing_.store(true, std::memory_order_release);
+  recording_.fetch_or(kCapturing, std::memory_order_release);
   RT_RUN_INFO("capture begin success, device_id={}, model_id={}, stream_id={}, mode={}.", device_,
               c.model->id(), id_, CaptureModeName(mode));
   return ACL_SUCCESS;
@@ -329,6 +351,12 @@ aclError Stream::EndCapture(std::shared_ptr<CapturedModel>* out) {
                     "aclmdlRICaptureBegin on it first.", id_);
       return ACL_ERROR_RT_STREAM_NOT_CAPTURED;
     }
+    if (c.open_group) {
+      VIGIL_RT_FAIL("Stream end capture failed: a task group is still open on stream_id={} "
+                    "(model_id={}); close it with aclmdlRICaptureTaskGrpEnd first.", id_,
+                    c.model->id());
+      return ACL_ERROR_STREAM_TASK_GROUP_STATUS;
+    }
     model = std::move(c.model);
     status = c.status;
     const bool wrong_thread =
@@ -337,7 +365,7 @@ aclError Stream::EndCapture(std::shared_ptr<CapturedModel>* out) {
     ModeExit(device_, c.thread, c.mode);
     ReleaseEvents(c);
     c.status = CaptureStatus::kNone;
-    capturing_.store(false, std::memory_order_release);
+    recording_.fetch_and(static_cast<uint8_t>(~kCapturing), std::memory_order_release);
   }
   if (status != CaptureStatus::kActive) {
     UnregisterModel(model.get());
@@ -369,28 +397,26 @@ CaptureStatus Stream::GetCaptureInfo(std::shared_ptr<CapturedModel>* model) cons
 bool Stream::Capture(CapturedTask& task) {
   StreamCapture& c = *capture_;
   std::lock_guard<std::mutex> lock(c.mu);
-  if (!c.model) return false;
-  c.model->Add(std::move(task));
-  return true;
+  return c.Record(std::move(task));
 }
 
 uint32_t Stream::PushCaptured(TaskType type, void (*fill)(TaskFn& slot, void* ctx), void* ctx) {
   StreamCapture& c = *capture_;
   std::lock_guard<std::mutex> lock(c.mu);
-  if (!c.model) return 0;  // ended meanwhile: queued as usual (fill not called yet)
+  if (!c.model && !c.updating) return 0;  // ended meanwhile: queued as usual (fill not called)
   try {
     CapturedTask task;
     task.type = type;
     task.fn = std::make_shared<TaskFn>();
     fill(*task.fn, ctx);
     task.what = fmt::format("captured on stream_id={}", id_);
-    c.model->Add(std::move(task));
+    c.Record(std::move(task));
   } catch (...) {
     // The task is lost: a replay would be missing it.
-    c.status = CaptureStatus::kInvalidated;
+    if (c.model) c.status = CaptureStatus::kInvalidated;
     throw;
   }
-  return static_cast<uint32_t>(c.model->task_count());
+  return static_cast<uint32_t>(c.model ? c.model->task_count() : c.update_tasks.size());
 }
 
 void Stream::AbandonCapture() {
@@ -398,12 +424,19 @@ void Stream::AbandonCapture() {
   std::shared_ptr<CapturedModel> model;
   {
     std::lock_guard<std::mutex> lock(c.mu);
+    if (c.updating) {
+      c.updating->updating.store(false);
+      c.updating.reset();
+      c.update_tasks.clear();
+      recording_.fetch_and(static_cast<uint8_t>(~kUpdating), std::memory_order_release);
+    }
     if (!c.model) return;
+    c.open_group.reset();
     model = std::move(c.model);
     ModeExit(device_, c.thread, c.mode);
     ReleaseEvents(c);
     c.status = CaptureStatus::kNone;
-    capturing_.store(false, std::memory_order_release);
+    recording_.fetch_and(static_cast<uint8_t>(~kCapturing), std::memory_order_release);
   }
   UnregisterModel(model.get());
   RT_WARNING("stream_id={} destroyed while capturing: model_id={} dropped.", id_, model->id());
@@ -413,10 +446,10 @@ void Stream::AbandonCapture() {
 
 aclError CaptureEventRecord(Stream& stream, const std::shared_ptr<Event>& event, bool* handled) {
   *handled = false;
-  if (!stream.Capturing()) return ACL_SUCCESS;
+  if (!stream.Recording()) return ACL_SUCCESS;
   StreamCapture& c = *stream.capture_;
   std::lock_guard<std::mutex> lock(c.mu);
-  if (!c.model) return ACL_SUCCESS;  // ended meanwhile: an ordinary record
+  if (!c.model && !c.updating) return ACL_SUCCESS;  // ended meanwhile: an ordinary record
   CapturedTask task;
   task.type = TaskType::kEventRecord;
   task.what = fmt::format("event record, event {}", fmt::ptr(event.get()));
@@ -428,8 +461,9 @@ aclError CaptureEventRecord(Stream& stream, const std::shared_ptr<Event>& event,
     });
     return ACL_SUCCESS;
   };
-  c.model->Add(std::move(task));
-  if (c.events.insert(event.get()).second) {
+  const bool in_model = c.model != nullptr;
+  c.Record(std::move(task));
+  if (in_model && c.events.insert(event.get()).second) {
     std::lock_guard<std::mutex> events_lock(Events().mu);
     ++Events().running[event.get()];
   }
@@ -439,8 +473,8 @@ aclError CaptureEventRecord(Stream& stream, const std::shared_ptr<Event>& event,
 
 aclError CaptureEventWait(Stream& stream, const std::shared_ptr<Event>& event, bool* handled) {
   *handled = false;
-  if (Modes().active.load(std::memory_order_acquire) == 0) return ACL_SUCCESS;  // no capture
-  if (!stream.Capturing()) {
+  if (!stream.Recording()) {
+    if (Modes().active.load(std::memory_order_acquire) == 0) return ACL_SUCCESS;  // no capture
     if (!RecordedByARunningCapture(event.get())) return ACL_SUCCESS;
     VIGIL_RT_FAIL("aclrtStreamWaitEvent failed: event {} is recorded by a running capture and "
                   "stream_id={} does not capture; waiting on it would join the stream to that "
@@ -450,8 +484,8 @@ aclError CaptureEventWait(Stream& stream, const std::shared_ptr<Event>& event, b
   }
   StreamCapture& c = *stream.capture_;
   std::lock_guard<std::mutex> lock(c.mu);
-  if (!c.model) return ACL_SUCCESS;  // ended meanwhile: an ordinary wait
-  if (c.events.count(event.get()) == 0) {
+  if (!c.model && !c.updating) return ACL_SUCCESS;  // ended meanwhile: an ordinary wait
+  if (c.model && c.events.count(event.get()) == 0) {
     if (RecordedByARunningCapture(event.get())) {
       VIGIL_RT_FAIL("aclrtStreamWaitEvent failed: event {} is recorded by another stream's "
                     "running capture; joining stream_id={}'s capture to it (cross-stream "
@@ -476,7 +510,7 @@ aclError CaptureEventWait(Stream& stream, const std::shared_ptr<Event>& event, b
     });
     return ACL_SUCCESS;
   };
-  c.model->Add(std::move(task));
+  c.Record(std::move(task));
   *handled = true;
   return ACL_SUCCESS;
 }

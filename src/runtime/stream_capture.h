@@ -14,6 +14,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <atomic>
 #include <memory>
 #include <mutex>
 #include <set>
@@ -43,6 +44,20 @@ struct CapturedTask {
   std::string what;                            // for aclmdlRIDebugPrint
 };
 
+class CapturedModel;
+
+// A task group (aclrtTaskGrp handles are its address): tasks [begin, end) of its model, which a
+// task update may replace by tasks of the same number and types.
+struct CaptureTaskGroup {
+  std::weak_ptr<CapturedModel> model;  // the model owns its groups
+  size_t begin = 0;
+  size_t end = 0;
+  std::vector<TaskType> types;
+  std::atomic<bool> updating{false};  // one stream updates it at a time
+};
+// null when unknown, or when its model was destroyed.
+std::shared_ptr<CaptureTaskGroup> TaskGroupRef(void* handle);
+
 class CapturedModel {
  public:
   CapturedModel(int32_t device, uint32_t origin_stream_id);
@@ -63,10 +78,13 @@ class CapturedModel {
   aclError Replay(Stream& stream, std::string* why);
   // One line per task ("task[0] type=Memcpy ..."), after a header line.
   std::vector<std::string> Describe() const;
+  // Replaces tasks [at, at + tasks.size()) (a task update; the caller checked the range).
+  void ReplaceTasks(size_t at, std::vector<CapturedTask> tasks);
 
  private:
   // They record into it while capturing (stream_capture.cc).
   friend class Stream;
+  friend struct StreamCapture;
   friend aclError CaptureEventRecord(Stream&, const std::shared_ptr<Event>&, bool*);
   friend aclError CaptureEventWait(Stream&, const std::shared_ptr<Event>&, bool*);
   void Add(CapturedTask task);
@@ -76,8 +94,9 @@ class CapturedModel {
   const int32_t device_;
   const uint32_t origin_stream_id_;
   mutable std::mutex mu_;
-  std::vector<CapturedTask> tasks_;  // guarded by mu_ until finished, read-only after
+  std::vector<CapturedTask> tasks_;  // guarded by mu_
   bool finished_ = false;
+  std::vector<std::shared_ptr<CaptureTaskGroup>> groups_;  // guarded by mu_
 };
 
 // aclmdlRI handles are CapturedModel addresses, registered from BeginCapture until Destroy (or
@@ -95,6 +114,12 @@ struct StreamCapture {
   CaptureStatus status = CaptureStatus::kNone;
   std::thread::id thread;  // the thread that began it
   std::set<const Event*> events;  // recorded by this capture (each is kept alive by its task)
+  std::shared_ptr<CaptureTaskGroup> open_group;  // between TaskGrpBegin and TaskGrpEnd
+  std::shared_ptr<CaptureTaskGroup> updating;    // between TaskUpdateBegin and TaskUpdateEnd
+  std::vector<CapturedTask> update_tasks;        // what the update collected so far
+
+  // Records `task` into the model, or the update; false when neither is running.
+  bool Record(CapturedTask&& task);
 };
 
 // The unsafe-call rule for the calling thread on its current device: ACL_SUCCESS, or

@@ -147,6 +147,43 @@ TEST_F(ModelRiHcclTest, ReplayAfterTheCommunicatorIsDestroyedIsRefused) {
   EXPECT_EQ(aclrtDestroyStream(stream), ACL_SUCCESS);
 }
 
+// A captured collective in a task group takes other buffers through a task update.
+TEST_F(ModelRiHcclTest, ATaskUpdateGivesACapturedCollectiveOtherBuffers) {
+  ASSERT_EQ(aclrtSetDevice(0), ACL_SUCCESS);
+  aclrtStream stream = nullptr, updater = nullptr;
+  ASSERT_EQ(aclrtCreateStream(&stream), ACL_SUCCESS);
+  ASSERT_EQ(aclrtCreateStream(&updater), ACL_SUCCESS);
+  HcclComm comm = nullptr;
+  ASSERT_EQ(HcclCommInitRootInfo(1, &root_, 0, &comm), HCCL_SUCCESS);
+  float a[4] = {1, 2, 3, 4}, b[4] = {5, 6, 7, 8}, result[4] = {0, 0, 0, 0};
+  ASSERT_EQ(aclmdlRICaptureBegin(stream, ACL_MODEL_RI_CAPTURE_MODE_GLOBAL), ACL_SUCCESS);
+  ASSERT_EQ(aclmdlRICaptureTaskGrpBegin(stream), ACL_SUCCESS);
+  ASSERT_EQ(HcclAllReduce(a, result, 4, HCCL_DATA_TYPE_FP32, HCCL_REDUCE_SUM, comm, stream),
+            HCCL_SUCCESS);
+  aclrtTaskGrp group = nullptr;
+  ASSERT_EQ(aclmdlRICaptureTaskGrpEnd(stream, &group), ACL_SUCCESS);
+  aclmdlRI model = nullptr;
+  ASSERT_EQ(aclmdlRICaptureEnd(stream, &model), ACL_SUCCESS);
+  ASSERT_EQ(aclmdlRIExecuteAsync(model, stream), ACL_SUCCESS);
+  ASSERT_EQ(aclrtSynchronizeStream(stream), ACL_SUCCESS);
+  EXPECT_EQ(result[3], 4.0f);
+
+  ASSERT_EQ(aclmdlRICaptureTaskUpdateBegin(updater, group), ACL_SUCCESS);
+  ASSERT_EQ(HcclAllReduce(b, result, 4, HCCL_DATA_TYPE_FP32, HCCL_REDUCE_SUM, comm, updater),
+            HCCL_SUCCESS);
+  ASSERT_EQ(aclmdlRICaptureTaskUpdateEnd(updater), ACL_SUCCESS);
+  ASSERT_EQ(aclrtSynchronizeStream(updater), ACL_SUCCESS);
+  EXPECT_EQ(result[3], 4.0f);  // the update itself ran nothing
+  ASSERT_EQ(aclmdlRIExecuteAsync(model, stream), ACL_SUCCESS);
+  ASSERT_EQ(aclrtSynchronizeStream(stream), ACL_SUCCESS);
+  EXPECT_EQ(result[0], 5.0f);
+  EXPECT_EQ(result[3], 8.0f);
+  EXPECT_EQ(aclmdlRIDestroy(model), ACL_SUCCESS);
+  EXPECT_EQ(HcclCommDestroy(comm), HCCL_SUCCESS);
+  EXPECT_EQ(aclrtDestroyStream(updater), ACL_SUCCESS);
+  EXPECT_EQ(aclrtDestroyStream(stream), ACL_SUCCESS);
+}
+
 // Each replay is a new op of the communicator: the flight recorder holds one record per replay,
 // with increasing op indexes and the replay stream's task ids; capturing itself made none.
 TEST_F(ModelRiHcclTest, EveryReplayIsANewOpOfTheCommunicator) {

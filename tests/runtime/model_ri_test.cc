@@ -426,16 +426,97 @@ TEST_F(ModelRiTest, DebugPrintListsTheTasks) {
   EXPECT_EQ(aclmdlRIDestroy(model), ACL_SUCCESS);
 }
 
-TEST_F(ModelRiTest, TaskGroupsAreNotSupported) {
-  namespace t = vigil::rt::testing;
-  const int before = t::CountRuntimeErrors();
+TEST_F(ModelRiTest, ATaskUpdateReplacesTheGroupsTasksForLaterReplays) {
+  std::vector<int> elsewhere(kInts, 0);
+  ASSERT_EQ(aclmdlRICaptureBegin(stream_, ACL_MODEL_RI_CAPTURE_MODE_GLOBAL), ACL_SUCCESS);
+  ASSERT_EQ(aclrtMemcpyAsync(dev_, kBytes, host_, kBytes, ACL_MEMCPY_HOST_TO_DEVICE, stream_),
+            ACL_SUCCESS);
+  ASSERT_EQ(aclmdlRICaptureTaskGrpBegin(stream_), ACL_SUCCESS);
+  ASSERT_EQ(aclrtMemcpyAsync(out_, kBytes, dev_, kBytes, ACL_MEMCPY_DEVICE_TO_HOST, stream_),
+            ACL_SUCCESS);
   aclrtTaskGrp group = nullptr;
-  EXPECT_EQ(aclmdlRICaptureTaskGrpBegin(stream_), ACL_ERROR_FEATURE_UNSUPPORTED);
-  EXPECT_EQ(aclmdlRICaptureTaskGrpEnd(stream_, &group), ACL_ERROR_FEATURE_UNSUPPORTED);
-  EXPECT_EQ(aclmdlRICaptureTaskUpdateBegin(stream_, group), ACL_ERROR_FEATURE_UNSUPPORTED);
-  EXPECT_EQ(aclmdlRICaptureTaskUpdateEnd(stream_), ACL_ERROR_FEATURE_UNSUPPORTED);
-  EXPECT_EQ(t::CountRuntimeErrors(), before + 4);
-  EXPECT_NE(t::LastRuntimeError().find("not supported"), std::string::npos);
+  ASSERT_EQ(aclmdlRICaptureTaskGrpEnd(stream_, &group), ACL_SUCCESS);
+  ASSERT_NE(group, nullptr);
+  aclmdlRI model = nullptr;
+  ASSERT_EQ(aclmdlRICaptureEnd(stream_, &model), ACL_SUCCESS);
+  SetHost(1);
+  ASSERT_EQ(aclmdlRIExecuteAsync(model, stream_), ACL_SUCCESS);
+  ASSERT_EQ(aclrtSynchronizeStream(stream_), ACL_SUCCESS);
+  EXPECT_TRUE(OutIs(1));
+
+  // The update's copy goes elsewhere; it is collected, not run.
+  aclrtStream updater = nullptr;
+  ASSERT_EQ(aclrtCreateStream(&updater), ACL_SUCCESS);
+  ASSERT_EQ(aclmdlRICaptureTaskUpdateBegin(updater, group), ACL_SUCCESS);
+  ASSERT_EQ(aclrtMemcpyAsync(elsewhere.data(), kBytes, dev_, kBytes, ACL_MEMCPY_DEVICE_TO_HOST,
+                             updater),
+            ACL_SUCCESS);
+  ASSERT_EQ(aclmdlRICaptureTaskUpdateEnd(updater), ACL_SUCCESS);
+  ASSERT_EQ(aclrtSynchronizeStream(updater), ACL_SUCCESS);
+  EXPECT_EQ(elsewhere[0], 0);
+
+  SetHost(2);
+  ASSERT_EQ(aclmdlRIExecuteAsync(model, stream_), ACL_SUCCESS);
+  ASSERT_EQ(aclrtSynchronizeStream(stream_), ACL_SUCCESS);
+  EXPECT_TRUE(OutIs(1));  // no longer written
+  EXPECT_EQ(elsewhere[0], 2);
+  EXPECT_EQ(elsewhere[kInts - 1], 2 + static_cast<int>(kInts) - 1);
+  EXPECT_EQ(aclmdlRIDestroy(model), ACL_SUCCESS);
+  // The group went with its model.
+  EXPECT_EQ(aclmdlRICaptureTaskUpdateBegin(updater, group), ACL_ERROR_RT_PARAM_INVALID);
+  EXPECT_EQ(aclrtDestroyStream(updater), ACL_SUCCESS);
+}
+
+TEST_F(ModelRiTest, TaskGroupMisuseGetsCannsCodes) {
+  namespace t = vigil::rt::testing;
+  aclrtTaskGrp group = nullptr;
+  EXPECT_EQ(aclmdlRICaptureTaskGrpBegin(stream_), ACL_ERROR_RT_STREAM_NOT_CAPTURED);
+  EXPECT_EQ(aclmdlRICaptureTaskGrpEnd(stream_, &group), ACL_ERROR_RT_STREAM_NOT_CAPTURED);
+  EXPECT_EQ(aclmdlRICaptureTaskGrpEnd(stream_, nullptr), ACL_ERROR_INVALID_PARAM);
+  EXPECT_EQ(aclmdlRICaptureTaskUpdateBegin(stream_, nullptr), ACL_ERROR_INVALID_PARAM);
+  EXPECT_EQ(aclmdlRICaptureTaskUpdateEnd(stream_), ACL_ERROR_STREAM_TASK_GROUP_STATUS);
+  EXPECT_NE(t::LastRuntimeError().find("not updating a task group"), std::string::npos);
+
+  ASSERT_EQ(aclmdlRICaptureBegin(stream_, ACL_MODEL_RI_CAPTURE_MODE_GLOBAL), ACL_SUCCESS);
+  EXPECT_EQ(aclmdlRICaptureTaskGrpEnd(stream_, &group), ACL_ERROR_STREAM_TASK_GROUP_STATUS);
+  ASSERT_EQ(aclmdlRICaptureTaskGrpBegin(stream_), ACL_SUCCESS);
+  EXPECT_EQ(aclmdlRICaptureTaskGrpBegin(stream_), ACL_ERROR_STREAM_TASK_GROUP_STATUS);
+  ASSERT_EQ(aclrtMemcpyAsync(out_, kBytes, dev_, kBytes, ACL_MEMCPY_DEVICE_TO_HOST, stream_),
+            ACL_SUCCESS);
+  aclmdlRI model = nullptr;
+  EXPECT_EQ(aclmdlRICaptureEnd(stream_, &model), ACL_ERROR_STREAM_TASK_GROUP_STATUS);
+  EXPECT_NE(t::LastRuntimeError().find("task group is still open"), std::string::npos);
+  ASSERT_EQ(aclmdlRICaptureTaskGrpEnd(stream_, &group), ACL_SUCCESS);
+  // A capturing stream cannot update.
+  EXPECT_EQ(aclmdlRICaptureTaskUpdateBegin(stream_, group), ACL_ERROR_RT_STREAM_CAPTURED);
+  ASSERT_EQ(aclmdlRICaptureEnd(stream_, &model), ACL_SUCCESS);  // still capturing until now
+
+  aclrtStream a = nullptr, b = nullptr;
+  ASSERT_EQ(aclrtCreateStream(&a), ACL_SUCCESS);
+  ASSERT_EQ(aclrtCreateStream(&b), ACL_SUCCESS);
+  ASSERT_EQ(aclmdlRICaptureTaskUpdateBegin(a, group), ACL_SUCCESS);
+  EXPECT_EQ(aclmdlRICaptureTaskUpdateBegin(b, group), ACL_ERROR_STREAM_TASK_GROUP_STATUS);
+  EXPECT_EQ(aclmdlRICaptureTaskUpdateBegin(a, group), ACL_ERROR_STREAM_TASK_GROUP_STATUS);
+  // Two tasks for a group of one: refused, the model unchanged.
+  std::vector<int> elsewhere(kInts, 0);
+  ASSERT_EQ(aclrtMemcpyAsync(elsewhere.data(), kBytes, dev_, kBytes, ACL_MEMCPY_DEVICE_TO_HOST, a),
+            ACL_SUCCESS);
+  ASSERT_EQ(aclrtMemcpyAsync(elsewhere.data(), kBytes, dev_, kBytes, ACL_MEMCPY_DEVICE_TO_HOST, a),
+            ACL_SUCCESS);
+  EXPECT_EQ(aclmdlRICaptureTaskUpdateEnd(a), ACL_ERROR_RT_INTERNAL_ERROR);
+  EXPECT_NE(t::LastRuntimeError().find("must match in number and type"), std::string::npos);
+  SetHost(3);
+  ASSERT_EQ(aclrtMemcpy(dev_, kBytes, host_, kBytes, ACL_MEMCPY_HOST_TO_DEVICE), ACL_SUCCESS);
+  ASSERT_EQ(aclmdlRIExecuteAsync(model, a), ACL_SUCCESS);
+  ASSERT_EQ(aclrtSynchronizeStream(a), ACL_SUCCESS);
+  EXPECT_TRUE(OutIs(3));
+  EXPECT_EQ(elsewhere[0], 0);
+  // The refused update let go of the group: another stream may update it now.
+  ASSERT_EQ(aclmdlRICaptureTaskUpdateBegin(b, group), ACL_SUCCESS);
+  ASSERT_EQ(aclmdlRICaptureTaskUpdateEnd(b), ACL_ERROR_RT_INTERNAL_ERROR);  // none for one
+  EXPECT_EQ(aclmdlRIDestroy(model), ACL_SUCCESS);
+  EXPECT_EQ(aclrtDestroyStream(a), ACL_SUCCESS);
+  EXPECT_EQ(aclrtDestroyStream(b), ACL_SUCCESS);
 }
 
 }  // namespace
