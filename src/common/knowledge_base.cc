@@ -199,6 +199,7 @@ bool ParseEntry(const json& o, Entry* e, const std::string& file,
   ok = GetString(o, "role", &e->role, true, where, errors) && ok;
   ok = GetString(o, "title", &e->title, true, where, errors) && ok;
   ok = GetString(o, "meaning", &e->meaning, true, where, errors) && ok;
+  ok = GetString(o, "source", &e->source, false, where, errors) && ok;
   ok = GetList(o, "causes", &e->causes, 1, where, errors) && ok;
   ok = GetList(o, "checks", &e->checks, 1, where, errors) && ok;
   ok = GetList(o, "actions", &e->actions, 1, where, errors) && ok;
@@ -386,6 +387,7 @@ std::string Explain(const Entry& e) {
     if (std::find(greps.begin(), greps.end(), quoted) == greps.end()) greps.push_back(quoted);
   }
   AppendList(&out, "Lines to look for", greps);
+  if (!e.source.empty()) out.append("Source: ").append(e.source).append("\n");
   if (e.has_hccl) {
     out.append("Screen form: ").append(e.title).append("(").append(e.code).append("): ");
     out.append(e.message).append("\n");
