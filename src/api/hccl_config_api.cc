@@ -25,6 +25,9 @@ struct ConfigHeader {
 };
 static_assert(sizeof(ConfigHeader) == HCCL_COMM_CONFIG_INFO_BYTES);
 
+// sizeof(HcclCommConfig) in Vigil's header before it followed HCCL's version 11 layout.
+constexpr size_t kEarlierVigilSize = 320;
+
 std::string Bounded(const char* text, size_t max) { return std::string(text, strnlen(text, max)); }
 
 }  // namespace
@@ -60,6 +63,15 @@ HcclResult ApplyCommConfig(const char* api, const HcclCommConfig* user,
   memset(&c, 0, sizeof(c));
   HcclCommConfigInit(&c);
   memcpy(&c, user, std::min(header.size, sizeof(HcclCommConfig)));
+  if (header.version == HCCL_COMM_CONFIG_VERSION && header.size == kEarlierVigilSize) {
+    // Vigil's earlier header: version 11 but 320 bytes, hcclExecTimeOut a uint32 at 312 where
+    // aclGraphZeroCopyEnable now is. Read it as that layout, and no version 7+ field else.
+    uint32_t exec_timeout = 0;
+    memcpy(&exec_timeout, reinterpret_cast<const char*>(user) + 312, sizeof(exec_timeout));
+    c.aclGraphZeroCopyEnable = 0;
+    c.hcclExecTimeOut = static_cast<int32_t>(exec_timeout);
+    header.size = offsetof(HcclCommConfig, hcclExecTimeOut) + sizeof(c.hcclExecTimeOut);
+  }
   auto present = [&](uint32_t version, size_t end) {
     return header.version >= version && end <= header.size;
   };

@@ -34,6 +34,26 @@ struct ConfigV5 {
 };
 static_assert(sizeof(ConfigV5) == 304 && offsetof(ConfigV5, hcclRdmaServiceLevel) == 296);
 
+// HcclCommConfig as Vigil's earlier header laid it out (version 11 but 320 bytes).
+struct ConfigEarlierVigil {
+  size_t size;
+  uint32_t magic;
+  uint32_t version;
+  uint64_t reserved;
+  uint32_t hcclBufferSize;
+  uint32_t hcclDeterministic;
+  char hcclCommName[128];
+  char hcclUdi[128];
+  uint32_t hcclOpExpansionMode;
+  uint32_t hcclRdmaTrafficClass;
+  uint32_t hcclRdmaServiceLevel;
+  uint32_t hcclWorldRankID;
+  uint64_t hcclJobID;
+  uint32_t hcclExecTimeOut;
+};
+static_assert(sizeof(ConfigEarlierVigil) == 320 &&
+              offsetof(ConfigEarlierVigil, hcclExecTimeOut) == 312);
+
 std::string CommName(HcclComm comm) {
   char name[COMM_NAME_MAX_LENGTH] = {0};
   EXPECT_EQ(HcclGetCommName(comm, name), HCCL_SUCCESS);
@@ -64,6 +84,26 @@ TEST(CommConfigTest, AnOlderVersionIsReadUpToItsSize) {
   EXPECT_EQ(CommName(comm), "vigil_v5_comm");
   EXPECT_TRUE(LogContains("config version[5] size[300] differs"));
   EXPECT_TRUE(LogContains("bufferSize[2]M"));
+  EXPECT_EQ(HcclCommDestroy(comm), HCCL_SUCCESS);
+}
+
+TEST(CommConfigTest, VigilsEarlierLayoutKeepsWorking) {
+  ConfigEarlierVigil old;
+  memset(&old, 0xee, sizeof(old));  // its padding: garbage
+  old.size = sizeof(old);
+  old.magic = HCCL_COMM_CONFIG_MAGIC_WORD;
+  old.version = 11;
+  old.reserved = 0;
+  old.hcclBufferSize = 1;
+  old.hcclDeterministic = HCCL_COMM_DETERMINISTIC_CONFIG_NOT_SET;
+  strcpy(old.hcclCommName, "vigil_earlier_comm");
+  old.hcclUdi[0] = '\0';
+  old.hcclOpExpansionMode = 0;
+  old.hcclExecTimeOut = 55;
+  HcclComm comm = OneRankComm(reinterpret_cast<const HcclCommConfig*>(&old));
+  ASSERT_NE(comm, nullptr);
+  EXPECT_EQ(CommName(comm), "vigil_earlier_comm");
+  EXPECT_TRUE(LogContains("execTimeOut[55]s"));
   EXPECT_EQ(HcclCommDestroy(comm), HCCL_SUCCESS);
 }
 
