@@ -4,34 +4,23 @@
 #include "dfx/root_cause.h"
 
 #include <gtest/gtest.h>
-#include <re2/re2.h>
 
-#include <map>
+#include <optional>
 #include <string>
 #include <vector>
+
+#include "diagnose/kb_matcher.h"
 
 namespace vigil::dfx {
 namespace {
 
-std::map<std::string, std::string> Groups(const std::string& line) {
+// The fields the knowledge base's own pattern for the line reads back (through the analyzer's
+// matcher, as `vigil diagnose` reads them); nullopt when it does not match.
+std::optional<diagnose::KbFields> Fields(const std::string& line) {
   const kb::Entry* e = kb::Get().Find("vigil.root_cause_line");
-  if (e == nullptr || e->patterns.empty()) return {{"error", "no vigil.root_cause_line"}};
-  const RE2 re(e->patterns.front().re);
-  if (!re.ok() || line.find(e->patterns.front().needle) == std::string::npos) return {};
-  const int n = re.NumberOfCapturingGroups();
-  std::vector<std::string> values(static_cast<size_t>(n));
-  std::vector<RE2::Arg> args(static_cast<size_t>(n));
-  std::vector<const RE2::Arg*> ptrs(static_cast<size_t>(n));
-  for (size_t i = 0; i < values.size(); ++i) {
-    args[i] = &values[i];
-    ptrs[i] = &args[i];
-  }
-  std::map<std::string, std::string> out;
-  if (!RE2::PartialMatchN(line, re, ptrs.data(), n)) return out;
-  for (const auto& [name, index] : re.NamedCapturingGroups()) {
-    out[name] = values[static_cast<size_t>(index - 1)];
-  }
-  return out;
+  diagnose::KbFields f;
+  if (e == nullptr || !diagnose::KbMatcher::Get().Fields(*e, line, &f)) return std::nullopt;
+  return f;
 }
 
 // A small base of its own: the line's entry from the real one, and a LOST entry of known words.
@@ -76,17 +65,18 @@ TEST(RootCauseLine, WordsFromTheEntryAllFieldsReadBack) {
             "Vigil_Root_Cause(hccl.heartbeat_lost): rank 2 (127.0.0.1/2, pid 5678, exited) LOST, "
             "class process: A neighbour stopped beating; informer rank 1 (127.0.0.1/1), 3104 ms "
             "after the event.");
-  auto g = Groups(line);
-  EXPECT_EQ(g["kb"], "hccl.heartbeat_lost");
-  EXPECT_EQ(g["rank"], "2");
-  EXPECT_EQ(g["ip"], "127.0.0.1");
-  EXPECT_EQ(g["device"], "2");
-  EXPECT_EQ(g["pid"], "5678");
-  EXPECT_EQ(g["exited"], ", exited");
-  EXPECT_EQ(g["status"], "LOST");
-  EXPECT_EQ(g["informer_rank"], "1");
-  EXPECT_EQ(g["informer_ip"], "127.0.0.1");
-  EXPECT_EQ(g["elapsed_ms"], "3104");
+  const auto g = Fields(line);
+  ASSERT_TRUE(g) << line;
+  EXPECT_EQ(g->kb, "hccl.heartbeat_lost");
+  EXPECT_EQ(g->rank, 2);
+  EXPECT_EQ(g->ip, "127.0.0.1");
+  EXPECT_EQ(g->device, 2);
+  EXPECT_EQ(g->pid, 5678);
+  EXPECT_TRUE(g->exited);
+  EXPECT_EQ(g->status, "LOST");
+  EXPECT_EQ(g->informer_rank, 1);
+  EXPECT_EQ(g->informer_ip, "127.0.0.1");
+  EXPECT_EQ(g->elapsed_ms, 3104);
 }
 
 TEST(RootCauseLine, UnknownRanksAndPidStillRead) {
@@ -96,14 +86,17 @@ TEST(RootCauseLine, UnknownRanksAndPidStillRead) {
   c.event.crimer = "10.0.0.7/3#4242";  // two ranks on one device: the pid in the uid
   c.event.status = HbStatus::kCqe;
   const std::string line = FormatRootCauseLine(c, TestBase("hccl.heartbeat_lost"), now);
-  auto g = Groups(line);
-  ASSERT_FALSE(g.empty()) << line;
-  EXPECT_EQ(g["rank"], "?");
-  EXPECT_EQ(g["ip"], "10.0.0.7");
-  EXPECT_EQ(g["device"], "3");
-  EXPECT_EQ(g["pid"], "");
-  EXPECT_EQ(g["status"], "ERROR CQE");
-  EXPECT_EQ(g["informer_rank"], "?");
+  const auto g = Fields(line);
+  ASSERT_TRUE(g) << line;
+  EXPECT_EQ(g->rank, -1);  // "?"
+  EXPECT_NE(line.find("rank ? ("), std::string::npos) << line;
+  EXPECT_EQ(g->ip, "10.0.0.7");
+  EXPECT_EQ(g->device, 3);
+  EXPECT_EQ(g->pid, -1);
+  EXPECT_FALSE(g->exited);
+  EXPECT_EQ(g->status, "ERROR CQE");
+  EXPECT_EQ(g->informer_rank, -1);
+  EXPECT_NE(line.find("informer rank ? ("), std::string::npos) << line;
 }
 
 TEST(RootCauseLine, NoEntryNoWords) {
@@ -118,7 +111,7 @@ TEST(RootCauseLine, NoEntryNoWords) {
   EXPECT_NE(line.find("Vigil_Root_Cause(unknown): rank ? (127.0.0.1/2) STUCK, class unknown; "),
             std::string::npos)
       << line;
-  EXPECT_FALSE(Groups(line).empty()) << line;
+  EXPECT_TRUE(Fields(line)) << line;
 }
 
 // The shipped base has an entry, a class and words for every status the heartbeat reports.
