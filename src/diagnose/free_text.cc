@@ -86,6 +86,8 @@ bool IsCatchAll(std::string_view code) { return code.size() == 6 && code.substr(
 
 bool FreeTextReader::Wanted(std::string_view line) {
   ++line_no_;
+  summary_line_ = summary_.Member(line);
+  if (summary_line_) return true;
   std::string_view frame;
   if (line.find("File \"") != std::string_view::npos && IsFrame(line, &frame)) {
     if (frames_.size() >= kFrames) frames_.pop_front();
@@ -117,6 +119,11 @@ bool FreeTextReader::Read(std::string_view line, const Loc& loc, std::vector<Eve
   if (line.find('\x1b') != std::string_view::npos) {
     StripAnsi(line, &clean_);
     text = clean_;
+  }
+  if (summary_line_) {
+    // One event per entry of the block, not one per field line.
+    summary_.Read(text, loc, out);
+    return true;
   }
   LineContext ctx;
   std::string_view rest = LineFormats::Get().StripPrefixes(text, &ctx);
@@ -200,6 +207,8 @@ bool FreeTextReader::Read(std::string_view line, const Loc& loc, std::vector<Eve
   }
   return true;
 }
+
+void FreeTextReader::Finish(std::vector<Event>* out) { summary_.Flush(out); }
 
 void FreeTextReader::ReadRecordContent(std::string_view content, const Loc& loc, std::vector<Event>* out) {
   const KbMatcher& matcher = KbMatcher::Get();

@@ -3,7 +3,8 @@
 // lines. A line is read only when it carries an error code or a knowledge-base needle; its
 // prefixes (line_formats) say which rank and process wrote it, its layout gives the code, time
 // and message, and the knowledge base the entry and fields. Traceback frames printed right before
-// an error line become its context.
+// an error line become its context. torchrun's failure summary is read as a block
+// (elastic_summary.h).
 #pragma once
 
 #include <cstdint>
@@ -12,6 +13,7 @@
 #include <string_view>
 #include <vector>
 
+#include "diagnose/elastic_summary.h"
 #include "diagnose/events.h"
 #include "diagnose/line_formats.h"
 
@@ -28,6 +30,9 @@ class FreeTextReader {
   bool Read(std::string_view line, const Loc& loc, std::vector<Event>* out, std::string_view* rest,
             LineContext* ctx);
 
+  // At the end of a file: what a block left open (torchrun's summary cut by the log's end).
+  void Finish(std::vector<Event>* out);
+
   // Knowledge-base events in a plog record's content (ERROR/WARNING records: "ra rdma init
   // failed", "fftsplus task timeout", ...). Appends to *out.
   static void ReadRecordContent(std::string_view content, const Loc& loc, std::vector<Event>* out);
@@ -39,6 +44,8 @@ class FreeTextReader {
   // Whether the line just seen may be the exception line of the last traceback.
   bool TracebackOpen() const;
 
+  ElasticSummary summary_;            // torchrun's failure summary, read as a block
+  bool summary_line_ = false;         // the line Wanted() saw belongs to it
   std::string clean_;                 // the line without ANSI colour sequences
   std::deque<std::string> frames_;    // the last traceback frames ("File "x.py", line 3, in f")
   uint64_t frames_line_ = 0;          // physical line of the last frame

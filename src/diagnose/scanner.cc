@@ -116,6 +116,9 @@ class FileParser {
 
   // Puts each communicator's ring of recent ops in order (oldest first).
   void Finish() {
+    std::vector<Event> tail;
+    free_.Finish(&tail);
+    for (Event& e : tail) AddFreeEvent(std::move(e));
     for (CommOps& c : out_->comms) {
       std::rotate(c.recent.begin(), c.recent.begin() + static_cast<std::ptrdiff_t>(c.ring_head),
                   c.recent.end());
