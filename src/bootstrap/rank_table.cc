@@ -32,7 +32,8 @@ using nlohmann::json;
 struct Ctx {
   std::string path;
   std::string error;
-  std::map<std::string, std::string> resolved;  // host name -> IPv4 address
+  // Each server_id as written, with the JSON path of its first use (resolved after parsing).
+  std::map<std::string, std::string> servers;
   bool Fail(const std::string& field, const std::string& why) {
     error = fmt::format("rank table [{}]: field [{}] {}", path, field, why);
     return false;
@@ -44,36 +45,44 @@ bool IsIpv4(const std::string& text) {
   return inet_pton(AF_INET, text.c_str(), &addr) == 1;
 }
 
-// A server_id may name its host instead of giving its address (HCCL's own tables do): the rest
-// of the bootstrap reaches a server at its server_id, so a name becomes the IPv4 address it
-// resolves to (logged once per name).
-bool ResolveServer(Ctx& ctx, const std::string& field, std::string* server) {
-  if (IsIpv4(*server)) return true;
-  auto known = ctx.resolved.find(*server);
-  if (known != ctx.resolved.end()) {
-    *server = known->second;
-    return true;
+// A server_id may name its host instead of giving its address: the rest of the bootstrap reaches
+// a server at its server_id, so a name becomes the IPv4 address it resolves to. A table of one
+// server may give it any name (HCCL's own samples say "SERVER_ID_SV1"): that server is this host.
+bool ResolveServers(Ctx& ctx, RankTable* table) {
+  std::map<std::string, std::string> address;  // as written -> IPv4
+  for (const auto& [name, field] : ctx.servers) {
+    if (IsIpv4(name)) {
+      address[name] = name;
+      continue;
+    }
+    addrinfo hints{};
+    hints.ai_family = AF_INET;
+    hints.ai_socktype = SOCK_STREAM;
+    addrinfo* found = nullptr;
+    const int rc = getaddrinfo(name.c_str(), nullptr, &hints, &found);
+    if (rc == 0 && found != nullptr) {
+      char text[INET_ADDRSTRLEN] = {0};
+      inet_ntop(AF_INET, &reinterpret_cast<sockaddr_in*>(found->ai_addr)->sin_addr, text,
+                sizeof(text));
+      freeaddrinfo(found);
+      HCCL_RUN_INFO("[RanktableConfig]rank table [{}]: server_id [{}] resolved to [{}]", ctx.path,
+                    name, text);
+      address[name] = text;
+    } else if (ctx.servers.size() == 1) {
+      HCCL_RUN_INFO("[RanktableConfig]rank table [{}]: server_id [{}] is not a resolvable host; "
+                    "the table has one server, so every rank is on this host (127.0.0.1)",
+                    ctx.path, name);
+      address[name] = "127.0.0.1";
+    } else {
+      return ctx.Fail(field, fmt::format("value [{}] is neither an IPv4 address nor a host name "
+                                         "that resolves to one ({}): with {} servers in the "
+                                         "table, give each server's IPv4 address, or make the "
+                                         "name resolvable on every node (/etc/hosts or DNS)",
+                                         name, rc != 0 ? gai_strerror(rc) : "no address",
+                                         ctx.servers.size()));
+    }
   }
-  addrinfo hints{};
-  hints.ai_family = AF_INET;
-  hints.ai_socktype = SOCK_STREAM;
-  addrinfo* found = nullptr;
-  const int rc = getaddrinfo(server->c_str(), nullptr, &hints, &found);
-  if (rc != 0 || found == nullptr) {
-    return ctx.Fail(field, fmt::format("value [{}] is neither an IPv4 address nor a host name "
-                                       "that resolves to one ({}): give the server's IPv4 "
-                                       "address, or make the name resolvable on every node "
-                                       "(/etc/hosts or DNS)",
-                                       *server, rc != 0 ? gai_strerror(rc) : "no address"));
-  }
-  char text[INET_ADDRSTRLEN] = {0};
-  inet_ntop(AF_INET, &reinterpret_cast<sockaddr_in*>(found->ai_addr)->sin_addr, text,
-            sizeof(text));
-  freeaddrinfo(found);
-  HCCL_RUN_INFO("[RanktableConfig]rank table [{}]: server_id [{}] resolved to [{}]", ctx.path,
-                *server, text);
-  ctx.resolved[*server] = text;
-  *server = text;
+  for (RankTableEntry& e : table->ranks) e.server_id = address[e.server_id];
   return true;
 }
 
@@ -136,7 +145,7 @@ bool ParseServerList(Ctx& ctx, const json& root, RankTable* table) {
     if (!server.is_object()) return ctx.Fail(where, "must be an object");
     std::string server_id;
     if (!GetString(ctx, server, "server_id", where, &server_id)) return false;
-    if (!ResolveServer(ctx, where + ".server_id", &server_id)) return false;
+    ctx.servers.emplace(server_id, where + ".server_id");
     auto dev = server.find("device");
     if (dev == server.end()) return ctx.Fail(where + ".device", "is missing");
     if (!dev->is_array() || dev->empty()) {
@@ -170,6 +179,7 @@ bool ParseRankList(Ctx& ctx, const json& root, RankTable* table) {
                                               "rank_list",
                                               rank_count, it->size()));
   }
+  std::string unnamed;  // the first rank that names no server
   for (size_t i = 0; i < it->size(); ++i) {
     const json& r = (*it)[i];
     std::string where = fmt::format("rank_list[{}]", i);
@@ -186,20 +196,29 @@ bool ParseRankList(Ctx& ctx, const json& root, RankTable* table) {
       if (!GetString(ctx, r, "server_id", where, &e.server_id)) return false;
       // A named server with its address beside it: the address, no lookup.
       if (!IsIpv4(e.server_id) && IsIpv4(host_ip)) e.server_id = host_ip;
-      if (!ResolveServer(ctx, where + ".server_id", &e.server_id)) return false;
-    } else if (!GetString(ctx, r, "host_ip", where, &e.server_id)) {
-      ctx.error = fmt::format("rank table [{}]: field [{}.server_id] is missing (Vigil needs the "
-                              "host of every rank: server_id or host_ip)",
-                              ctx.path, where);
-      return false;
-    } else if (!ResolveServer(ctx, where + ".host_ip", &e.server_id)) {
-      return false;
+    } else if (!host_ip.empty()) {
+      e.server_id = host_ip;
     }
+    // No server named: fine only when no rank names one (one server, this host; below).
+    if (!e.server_id.empty()) ctx.servers.emplace(e.server_id, where + ".server_id");
+    if (unnamed.empty() && e.server_id.empty()) unnamed = where;
     if (!GetString(ctx, r, "device_ip", where, &e.device_ip, false)) return false;
     if (r.contains("level_list") && !r["level_list"].is_array()) {
       return ctx.Fail(where + ".level_list", "must be an array");
     }
     table->ranks.push_back(e);
+  }
+  if (!unnamed.empty()) {
+    if (!ctx.servers.empty()) {
+      return ctx.Fail(unnamed + ".server_id",
+                      "is missing while other ranks name their server (Vigil needs the host of "
+                      "every rank: server_id or host_ip)");
+    }
+    HCCL_RUN_INFO("[RanktableConfig]rank table [{}]: no rank names its server, so every rank is "
+                  "on this host (127.0.0.1)",
+                  ctx.path);
+    for (RankTableEntry& e : table->ranks) e.server_id = "127.0.0.1";
+    ctx.servers.emplace("127.0.0.1", "rank_list");
   }
   return true;
 }
@@ -227,7 +246,7 @@ bool Parse(Ctx& ctx, const std::string& text, RankTable* table) {
     return ctx.Fail(table->version == "2.0" ? "server_list/rank_list" : "server_list",
                     "is missing");
   }
-  if (!ok) return false;
+  if (!ok || !ResolveServers(ctx, table)) return false;
   std::sort(table->ranks.begin(), table->ranks.end(),
             [](const RankTableEntry& a, const RankTableEntry& b) { return a.rank < b.rank; });
   for (size_t i = 0; i < table->ranks.size(); ++i) {

@@ -1,6 +1,6 @@
 // Rank tables whose server_id names the host instead of giving its IPv4 address: the name is
-// resolved when the table is loaded, a communicator is made from such a table, and a name that
-// does not resolve is an error naming the field and the value.
+// resolved when the table is loaded and a communicator is made from such a table; a name that
+// does not resolve is this host when the table has one server, else an error naming the field.
 #include <arpa/inet.h>
 #include <gtest/gtest.h>
 #include <netinet/in.h>
@@ -52,18 +52,57 @@ TEST(RankTableHostTest, ServerIdNamesAreResolved) {
   EXPECT_EQ(table.ranks[1].server_id, "127.0.0.1");
 }
 
-TEST(RankTableHostTest, AnUnresolvableNameIsNamed) {
+// Two servers, one named `name`, the other 127.0.0.1.
+std::string TwoServers(const std::string& name) {
+  return R"({"status":"completed","version":"1.0","server_count":"2","server_list":[)"
+         R"({"server_id":"127.0.0.1","device":[{"device_id":"0","rank_id":"0"}]},)"
+         R"({"server_id":")" +
+         name + R"(","device":[{"device_id":"0","rank_id":"1"}]}]})";
+}
+
+TEST(RankTableHostTest, AnUnresolvableNameAmongServersIsNamed) {
   vigil::bootstrap::RankTable table;
   std::string error;
-  EXPECT_EQ(vigil::bootstrap::LoadRankTable(Write("bad.json", Table10("no-such-node.invalid")),
+  EXPECT_EQ(vigil::bootstrap::LoadRankTable(Write("bad.json", TwoServers("no-such-node.invalid")),
                                             &table, &error),
             HCCL_E_PARA);
-  EXPECT_NE(error.find("server_list[0].server_id"), std::string::npos) << error;
+  EXPECT_NE(error.find("server_list[1].server_id"), std::string::npos) << error;
   EXPECT_NE(error.find("[no-such-node.invalid] is neither an IPv4 address nor a host name"),
             std::string::npos)
       << error;
   HcclComm comm = nullptr;
   EXPECT_EQ(HcclCommInitClusterInfo((g_dir + "/bad.json").c_str(), 0, &comm), HCCL_E_PARA);
+  ASSERT_EQ(vigil::bootstrap::LoadRankTable(Write("good.json", TwoServers("localhost")), &table,
+                                            &error),
+            HCCL_SUCCESS)
+      << error;
+  EXPECT_EQ(table.ranks[1].server_id, "127.0.0.1");
+}
+
+TEST(RankTableHostTest, TheOneServerOfATableIsThisHost) {
+  // HCCL's rank-table sample names its one server "SERVER_ID_SV1".
+  vigil::bootstrap::RankTable table;
+  std::string error;
+  ASSERT_EQ(vigil::bootstrap::LoadRankTable(Write("sv1.json", Table10("SERVER_ID_SV1")), &table,
+                                            &error),
+            HCCL_SUCCESS)
+      << error;
+  EXPECT_EQ(table.ranks[0].server_id, "127.0.0.1");
+  // 2.0 rank_list naming no server at all (HCCL's rank_table_v2.json sample).
+  const std::string v2 =
+      R"({"status":"completed","version":"2.0","rank_count":2,"rank_list":[)"
+      R"({"rank_id":0,"device_id":0,"level_list":[]},{"rank_id":1,"device_id":1,"level_list":[]}]})";
+  ASSERT_EQ(vigil::bootstrap::LoadRankTable(Write("v2none.json", v2), &table, &error),
+            HCCL_SUCCESS)
+      << error;
+  EXPECT_EQ(table.ranks[1].server_id, "127.0.0.1");
+  // Some ranks named, one not: which one is missing.
+  const std::string v2some =
+      R"({"status":"completed","version":"2.0","rank_count":2,"rank_list":[)"
+      R"({"rank_id":0,"device_id":0,"server_id":"127.0.0.1"},{"rank_id":1,"device_id":1}]})";
+  EXPECT_EQ(vigil::bootstrap::LoadRankTable(Write("v2some.json", v2some), &table, &error),
+            HCCL_E_PARA);
+  EXPECT_NE(error.find("[rank_list[1].server_id] is missing"), std::string::npos) << error;
 }
 
 TEST(RankTableHostTest, CommunicatorFromANamedServer) {
