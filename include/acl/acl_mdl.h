@@ -4,7 +4,9 @@
  * copies, event records and waits, HCCL collectives) is recorded instead of run; the model
  * returned by aclmdlRICaptureEnd replays it, in order, on any stream of the device, as many times
  * as aclmdlRIExecuteAsync is called. Each replay of a collective is a new execution of it (a new
- * op index on its communicator), so every rank must replay its models in the same order. */
+ * op index on its communicator), so every rank must replay its models in the same order.
+ * A stream that waits on an event recorded during the capture joins it until it ends, and must
+ * join back (end with an event record the capturing stream waits on). */
 #ifndef VIGIL_ACL_ACL_MDL_H_
 #define VIGIL_ACL_ACL_MDL_H_
 

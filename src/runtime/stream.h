@@ -132,6 +132,8 @@ class Stream {
   // Push while capturing: records the task instead; 0 when the capture ended meanwhile.
   uint32_t PushCaptured(TaskType type, void (*fill)(TaskFn& slot, void* ctx), void* ctx);
   void AbandonCapture();  // the stream dies while capturing
+  // A capture this stream joined (by an event wait) ends: it records no more.
+  void LeaveCapture(const CapturedModel* model);
   void ReportFailure(const TaskFailInfo& info);  // log, callbacks, enter the dropping state
   struct Impl;
   std::unique_ptr<Impl> impl_;

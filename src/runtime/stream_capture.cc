@@ -106,33 +106,6 @@ size_t Strictest(const std::map<std::thread::id, ModeCounts>& map, std::thread::
   return kModes;
 }
 
-// Events recorded by running captures (how many of them record each), for the waits and
-// synchronizations outside those captures.
-struct CapturedEvents {
-  std::mutex mu;
-  std::map<const Event*, int> running;
-};
-
-CapturedEvents& Events() {
-  static CapturedEvents* events = new CapturedEvents();  // leaked, as above
-  return *events;
-}
-
-bool RecordedByARunningCapture(const Event* event) {
-  std::lock_guard<std::mutex> lock(Events().mu);
-  return Events().running.count(event) != 0;
-}
-
-// The capture ends (under its stream's capture lock): its events are no longer captured.
-void ReleaseEvents(StreamCapture& c) {
-  std::lock_guard<std::mutex> lock(Events().mu);
-  for (const Event* e : c.events) {
-    auto it = Events().running.find(e);
-    if (it != Events().running.end() && --it->second <= 0) Events().running.erase(it);
-  }
-  c.events.clear();
-}
-
 const char* StatusName(CaptureStatus status) {
   switch (status) {
     case CaptureStatus::kNone: return "none";
@@ -143,6 +116,10 @@ const char* StatusName(CaptureStatus status) {
 }
 
 }  // namespace
+
+bool AnyCaptureRunning() {
+  return Modes().active.load(std::memory_order_acquire) != 0;
+}
 
 const char* CaptureModeName(CaptureMode mode) {
   switch (mode) {
@@ -180,6 +157,7 @@ void CapturedModel::Finish() {
 
 aclError CapturedModel::Replay(Stream& stream, std::string* why) {
   std::vector<CapturedTask> tasks;  // a task update may replace some meanwhile
+  std::vector<Stream*> lanes{&stream};
   {
     std::lock_guard<std::mutex> lock(mu_);
     if (!finished_) {
@@ -187,6 +165,14 @@ aclError CapturedModel::Replay(Stream& stream, std::string* why) {
                          "(aclmdlRICaptureEnd) before executing it", id_, origin_stream_id_);
       return ACL_ERROR_RT_MODEL_EXECUTE;
     }
+    if (lane_count_ > 1 && stream.Recording()) {
+      *why = fmt::format("model_id={} runs on {} streams (cross-stream capture); executing it "
+                         "inside another capture is not supported by Vigil", id_, lane_count_);
+      return ACL_ERROR_FEATURE_UNSUPPORTED;
+    }
+    // The joined streams' lanes run on streams of the model's own, made at the first replay.
+    while (lanes_.size() + 1 < lane_count_) lanes_.push_back(std::make_unique<Stream>(device_));
+    for (const auto& lane : lanes_) lanes.push_back(lane.get());
     tasks = tasks_;
   }
   for (size_t i = 0; i < tasks.size(); ++i) {
@@ -205,13 +191,16 @@ aclError CapturedModel::Replay(Stream& stream, std::string* why) {
     if (recorded == tasks.size()) return ACL_SUCCESS;
     tasks.erase(tasks.begin(), tasks.begin() + static_cast<std::ptrdiff_t>(recorded));
   }
+  // In capture order, across the lanes: each replayed record is reserved before the waits on
+  // it are queued, so the lanes synchronize as they did when captured.
   for (size_t i = 0; i < tasks.size(); ++i) {
     const CapturedTask& task = tasks[i];
+    Stream& target = *lanes[task.lane < lanes.size() ? task.lane : 0];
     if (task.fn) {
-      stream.Enqueue(task.type, [fn = task.fn](std::string* detail) { return (*fn)(detail); });
+      target.Enqueue(task.type, [fn = task.fn](std::string* detail) { return (*fn)(detail); });
       continue;
     }
-    const aclError rc = task.replay(stream);
+    const aclError rc = task.replay(target);
     if (rc != ACL_SUCCESS) {
       *why = fmt::format("model_id={} task[{}] ({}) failed to queue, retCode={}", id_, i,
                          task.what, rc);
@@ -224,6 +213,7 @@ aclError CapturedModel::Replay(Stream& stream, std::string* why) {
 void CapturedModel::ReplaceTasks(size_t at, std::vector<CapturedTask> tasks) {
   std::lock_guard<std::mutex> lock(mu_);
   for (size_t i = 0; i < tasks.size() && at + i < tasks_.size(); ++i) {
+    tasks[i].lane = tasks_[at + i].lane;  // runs where the task it replaces ran
     tasks_[at + i] = std::move(tasks[i]);
   }
 }
@@ -232,20 +222,21 @@ std::vector<std::string> CapturedModel::Describe() const {
   std::lock_guard<std::mutex> lock(mu_);
   std::vector<std::string> lines;
   lines.push_back(fmt::format("model_id={}, device_id={}, capture stream_id={}, task count={}, "
-                              "capture {}.",
-                              id_, device_, origin_stream_id_, tasks_.size(),
+                              "streams={}, capture {}.",
+                              id_, device_, origin_stream_id_, tasks_.size(), lane_count_,
                               finished_ ? "ended" : "running"));
   for (size_t i = 0; i < tasks_.size(); ++i) {
     const CapturedTask& t = tasks_[i];
-    lines.push_back(fmt::format("model_id={} task[{}]: type={}, {}, {}.", id_, i,
-                                TaskTypeName(t.type), t.fn ? "recorded" : "re-issued per replay",
-                                t.what));
+    lines.push_back(fmt::format("model_id={} task[{}]: type={}, lane={}, {}, {}.", id_, i,
+                                TaskTypeName(t.type), t.lane,
+                                t.fn ? "recorded" : "re-issued per replay", t.what));
   }
   return lines;
 }
 
 bool StreamCapture::Record(CapturedTask&& task) {
   if (model) {
+    task.lane = lane;
     model->Add(std::move(task));
     return true;
   }
@@ -343,13 +334,20 @@ aclError Stream::BeginCapture(CaptureMode mode) {
 aclError Stream::EndCapture(std::shared_ptr<CapturedModel>* out) {
   StreamCapture& c = *capture_;
   std::shared_ptr<CapturedModel> model;
-  CaptureStatus status;
+  enum class Outcome { kEnded, kWrongThread, kInvalidated, kUnjoined } outcome = Outcome::kEnded;
+  std::string unjoined;
   {
     std::lock_guard<std::mutex> lock(c.mu);
     if (!c.model) {
       VIGIL_RT_FAIL("Stream end capture failed: stream_id={} is not in capture status; call "
                     "aclmdlRICaptureBegin on it first.", id_);
       return ACL_ERROR_RT_STREAM_NOT_CAPTURED;
+    }
+    if (c.lane != 0) {
+      VIGIL_RT_FAIL("Stream end capture failed: the capture of model_id={} was not begun on "
+                    "stream_id={} (it joined it by an event wait); end it on the stream that "
+                    "began it.", c.model->id(), id_);
+      return ACL_ERROR_RT_STREAM_CAPTURE_UNMATCHED;
     }
     if (c.open_group) {
       VIGIL_RT_FAIL("Stream end capture failed: a task group is still open on stream_id={} "
@@ -358,31 +356,47 @@ aclError Stream::EndCapture(std::shared_ptr<CapturedModel>* out) {
       return ACL_ERROR_STREAM_TASK_GROUP_STATUS;
     }
     model = std::move(c.model);
-    status = c.status;
-    const bool wrong_thread =
-        c.mode != CaptureMode::kRelaxed && c.thread != std::this_thread::get_id();
-    if (wrong_thread) status = CaptureStatus::kNone;  // marks the refusal below
+    if (c.mode != CaptureMode::kRelaxed && c.thread != std::this_thread::get_id()) {
+      outcome = Outcome::kWrongThread;
+    } else if (c.status != CaptureStatus::kActive) {
+      outcome = Outcome::kInvalidated;
+    } else if (unjoined = model->UnjoinedLane(); !unjoined.empty()) {
+      outcome = Outcome::kUnjoined;
+    }
     ModeExit(device_, c.thread, c.mode);
-    ReleaseEvents(c);
     c.status = CaptureStatus::kNone;
     recording_.fetch_and(static_cast<uint8_t>(~kCapturing), std::memory_order_release);
   }
-  if (status != CaptureStatus::kActive) {
-    UnregisterModel(model.get());
-    if (status == CaptureStatus::kNone) {
+  // The streams that joined leave the capture with it.
+  for (Stream* side : model->TakeSides()) side->LeaveCapture(model.get());
+  ReleaseCaptureEvents(*model);
+  switch (outcome) {
+    case Outcome::kEnded:
+      break;
+    case Outcome::kWrongThread:
+      UnregisterModel(model.get());
       VIGIL_RT_FAIL("Stream end capture failed: stream_id={} (model_id={}) began a non-RELAXED "
                     "capture on another thread; it must end on that thread. The capture is "
                     "dropped.", id_, model->id());
       return ACL_ERROR_RT_STREAM_CAPTURE_WRONG_THREAD;
-    }
-    VIGIL_RT_FAIL("Stream end capture failed: the capture of stream_id={} (model_id={}) is "
-                  "invalid because an error occurred during it; no model is returned.", id_,
-                  model->id());
-    return ACL_ERROR_RT_STREAM_CAPTURE_INVALIDATED;
+    case Outcome::kInvalidated:
+      UnregisterModel(model.get());
+      VIGIL_RT_FAIL("Stream end capture failed: the capture of stream_id={} (model_id={}) is "
+                    "invalid because an error occurred during it; no model is returned.", id_,
+                    model->id());
+      return ACL_ERROR_RT_STREAM_CAPTURE_INVALIDATED;
+    case Outcome::kUnjoined:
+      UnregisterModel(model.get());
+      VIGIL_RT_FAIL("Stream end capture failed: model_id={} of stream_id={}: {}; in a "
+                    "cross-stream capture every joined stream must end with an event record "
+                    "that the capturing stream waits on. The capture is dropped.",
+                    model->id(), id_, unjoined);
+      return ACL_ERROR_RT_STREAM_UNJOINED;
   }
   model->Finish();
-  RT_RUN_INFO("capture end success, device_id={}, model_id={}, stream_id={}, task count={}.",
-              device_, model->id(), id_, model->task_count());
+  RT_RUN_INFO("capture end success, device_id={}, model_id={}, stream_id={}, task count={}, "
+              "streams={}.",
+              device_, model->id(), id_, model->task_count(), model->lane_count());
   *out = std::move(model);
   return ACL_SUCCESS;
 }
@@ -422,6 +436,7 @@ uint32_t Stream::PushCaptured(TaskType type, void (*fill)(TaskFn& slot, void* ct
 void Stream::AbandonCapture() {
   StreamCapture& c = *capture_;
   std::shared_ptr<CapturedModel> model;
+  uint32_t lane = 0;
   {
     std::lock_guard<std::mutex> lock(c.mu);
     if (c.updating) {
@@ -433,95 +448,33 @@ void Stream::AbandonCapture() {
     if (!c.model) return;
     c.open_group.reset();
     model = std::move(c.model);
-    ModeExit(device_, c.thread, c.mode);
-    ReleaseEvents(c);
+    lane = c.lane;
+    c.lane = 0;
+    if (lane == 0) ModeExit(device_, c.thread, c.mode);
     c.status = CaptureStatus::kNone;
     recording_.fetch_and(static_cast<uint8_t>(~kCapturing), std::memory_order_release);
   }
+  if (lane != 0) {  // a joined stream: the capture goes on without it (and cannot end well)
+    model->RemoveSide(this);
+    RT_WARNING("stream_id={} destroyed while joined to the capture of model_id={}.", id_,
+               model->id());
+    return;
+  }
+  for (Stream* side : model->TakeSides()) side->LeaveCapture(model.get());
+  ReleaseCaptureEvents(*model);
   UnregisterModel(model.get());
   RT_WARNING("stream_id={} destroyed while capturing: model_id={} dropped.", id_, model->id());
 }
 
-// ---- events ----
-
-aclError CaptureEventRecord(Stream& stream, const std::shared_ptr<Event>& event, bool* handled) {
-  *handled = false;
-  if (!stream.Recording()) return ACL_SUCCESS;
-  StreamCapture& c = *stream.capture_;
+void Stream::LeaveCapture(const CapturedModel* model) {
+  StreamCapture& c = *capture_;
   std::lock_guard<std::mutex> lock(c.mu);
-  if (!c.model && !c.updating) return ACL_SUCCESS;  // ended meanwhile: an ordinary record
-  CapturedTask task;
-  task.type = TaskType::kEventRecord;
-  task.what = fmt::format("event record, event {}", fmt::ptr(event.get()));
-  task.replay = [event](Stream& target) {
-    const uint64_t seq = event->NextRecordSeq();
-    target.Enqueue(TaskType::kEventRecord, [event, seq](std::string*) {
-      event->Complete(seq);
-      return ACL_SUCCESS;
-    });
-    return ACL_SUCCESS;
-  };
-  const bool in_model = c.model != nullptr;
-  c.Record(std::move(task));
-  if (in_model && c.events.insert(event.get()).second) {
-    std::lock_guard<std::mutex> events_lock(Events().mu);
-    ++Events().running[event.get()];
-  }
-  *handled = true;
-  return ACL_SUCCESS;
-}
-
-aclError CaptureEventWait(Stream& stream, const std::shared_ptr<Event>& event, bool* handled) {
-  *handled = false;
-  if (!stream.Recording()) {
-    if (Modes().active.load(std::memory_order_acquire) == 0) return ACL_SUCCESS;  // no capture
-    if (!RecordedByARunningCapture(event.get())) return ACL_SUCCESS;
-    VIGIL_RT_FAIL("aclrtStreamWaitEvent failed: event {} is recorded by a running capture and "
-                  "stream_id={} does not capture; waiting on it would join the stream to that "
-                  "capture (cross-stream capture), which Vigil does not support.",
-                  fmt::ptr(event.get()), stream.id());
-    return ACL_ERROR_FEATURE_UNSUPPORTED;
-  }
-  StreamCapture& c = *stream.capture_;
-  std::lock_guard<std::mutex> lock(c.mu);
-  if (!c.model && !c.updating) return ACL_SUCCESS;  // ended meanwhile: an ordinary wait
-  if (c.model && c.events.count(event.get()) == 0) {
-    if (RecordedByARunningCapture(event.get())) {
-      VIGIL_RT_FAIL("aclrtStreamWaitEvent failed: event {} is recorded by another stream's "
-                    "running capture; joining stream_id={}'s capture to it (cross-stream "
-                    "capture) is not supported by Vigil.", fmt::ptr(event.get()), stream.id());
-      return ACL_ERROR_FEATURE_UNSUPPORTED;
-    }
-    if (event->LastRecordSeq() != 0) {
-      VIGIL_RT_FAIL("aclrtStreamWaitEvent failed: stream_id={} captures (model_id={}) and event "
-                    "{} was recorded outside the capture; a captured wait needs its record in "
-                    "the same model.", stream.id(), c.model->id(), fmt::ptr(event.get()));
-      return ACL_ERROR_RT_CAPTURE_DEPENDENCY;
-    }
-  }
-  CapturedTask task;
-  task.type = TaskType::kEventWait;
-  task.what = fmt::format("event wait, event {}", fmt::ptr(event.get()));
-  task.replay = [event](Stream& target) {
-    const uint64_t seq = event->LastRecordSeq();  // the record this replay reserved before
-    target.Enqueue(TaskType::kEventWait, [event, seq](std::string*) {
-      event->WaitFor(seq, -1);
-      return ACL_SUCCESS;
-    });
-    return ACL_SUCCESS;
-  };
-  c.Record(std::move(task));
-  *handled = true;
-  return ACL_SUCCESS;
-}
-
-aclError CheckEventNotCaptured(const Event* event, const char* api) {
-  if (Modes().active.load(std::memory_order_acquire) == 0) return ACL_SUCCESS;
-  if (!RecordedByARunningCapture(event)) return ACL_SUCCESS;
-  VIGIL_RT_FAIL("{} failed: event {} is recorded by a running capture; its record runs only "
-                "when the model is executed, so it cannot be synchronized during the capture.",
-                api, fmt::ptr(event));
-  return ACL_ERROR_RT_EVENT_CAPTURED;
+  if (c.model.get() != model) return;
+  c.model.reset();
+  c.lane = 0;
+  c.open_group.reset();
+  c.status = CaptureStatus::kNone;
+  recording_.fetch_and(static_cast<uint8_t>(~kCapturing), std::memory_order_release);
 }
 
 }  // namespace vigil::rt

@@ -6,15 +6,19 @@
 // that queues fresh work on the replay stream each time: a collective must be a new execution
 // on every replay (a new op index, its own records), as if the program had called it again.
 //
+// A stream that waits on an event the capture recorded joins the capture (cross-stream
+// capture): its tasks are recorded as another lane of the model, which a replay runs on a
+// stream of the model's own, ordered by the same events (capture_events.cc).
+//
 // Capture modes (aclmdlRICaptureMode) restrict the unsafe calls (synchronous aclrtMemcpy and
 // aclrtMemset) while captures run: GLOBAL forbids them to every thread whose device has a GLOBAL
 // capture running, THREAD_LOCAL to the thread that began the capture, RELAXED to nobody; a
 // thread may relax itself with ExchangeThreadCaptureMode. Rules and codes are CANN's.
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <functional>
-#include <atomic>
 #include <memory>
 #include <mutex>
 #include <set>
@@ -42,6 +46,10 @@ struct CapturedTask {
   std::function<aclError(Stream&)> replay;     // queues fresh work on the replay stream
   std::function<std::string()> stale;          // optional: why `replay` can run no more ("" ok)
   std::string what;                            // for aclmdlRIDebugPrint
+  // The stream it was captured on: 0 the one that began the capture, k the k-th stream that
+  // joined it (cross-stream capture); a replay runs lane k on the model's k-th own stream.
+  uint32_t lane = 0;
+  const Event* event = nullptr;  // an event record's or wait's event
 };
 
 class CapturedModel;
@@ -80,6 +88,20 @@ class CapturedModel {
   std::vector<std::string> Describe() const;
   // Replaces tasks [at, at + tasks.size()) (a task update; the caller checked the range).
   void ReplaceTasks(size_t at, std::vector<CapturedTask> tasks);
+  // Streams: the one that began the capture, then the ones that joined it.
+  size_t lane_count() const;
+
+  // While captured (capture_events.cc): the events its records name, and the streams that
+  // joined the capture by waiting on one of them.
+  void AddCaptureEvent(const Event* event);
+  bool RecordsEvent(const Event* event) const;
+  uint32_t AddSide(Stream* stream);  // the stream's lane; 0 when the capture has ended
+  void RemoveSide(const Stream* stream);
+  std::vector<Stream*> TakeSides();  // at capture end (the lanes stay counted)
+  std::set<const Event*> TakeCaptureEvents();
+  // "" when every joined stream joined back: its last task records an event that another
+  // lane waits on later, and lane 0 waits on one of them. Else what is wrong.
+  std::string UnjoinedLane() const;
 
  private:
   // They record into it while capturing (stream_capture.cc).
@@ -97,6 +119,12 @@ class CapturedModel {
   std::vector<CapturedTask> tasks_;  // guarded by mu_
   bool finished_ = false;
   std::vector<std::shared_ptr<CaptureTaskGroup>> groups_;  // guarded by mu_
+  std::set<const Event*> capture_events_;                 // guarded by mu_
+  std::vector<Stream*> sides_;         // guarded by mu_: joined streams, while captured
+  std::vector<uint32_t> side_ids_;     // guarded by mu_: their stream ids, for messages
+  bool sides_taken_ = false;           // guarded by mu_: the capture ended, none may join
+  size_t lane_count_ = 1;              // guarded by mu_
+  std::vector<std::unique_ptr<Stream>> lanes_;  // guarded by mu_: replay streams of lanes 1..
 };
 
 // aclmdlRI handles are CapturedModel addresses, registered from BeginCapture until Destroy (or
@@ -110,10 +138,10 @@ aclError DestroyModel(void* handle);
 struct StreamCapture {
   std::mutex mu;
   std::shared_ptr<CapturedModel> model;  // set while capturing
-  CaptureMode mode = CaptureMode::kGlobal;
+  CaptureMode mode = CaptureMode::kGlobal;  // lane 0 only
   CaptureStatus status = CaptureStatus::kNone;
   std::thread::id thread;  // the thread that began it
-  std::set<const Event*> events;  // recorded by this capture (each is kept alive by its task)
+  uint32_t lane = 0;  // CapturedTask::lane of what this stream records
   std::shared_ptr<CaptureTaskGroup> open_group;  // between TaskGrpBegin and TaskGrpEnd
   std::shared_ptr<CaptureTaskGroup> updating;    // between TaskUpdateBegin and TaskUpdateEnd
   std::vector<CapturedTask> update_tasks;        // what the update collected so far
@@ -125,6 +153,8 @@ struct StreamCapture {
 // The unsafe-call rule for the calling thread on its current device: ACL_SUCCESS, or
 // ACL_ERROR_RT_CAPTURE_MODE_NOT_SUPPORT with one ERROR line naming `api` and the capture mode.
 aclError CheckUnsafeCall(const char* api);
+// Whether any capture runs in the process (cheap: the fast path of the hooks).
+bool AnyCaptureRunning();
 // aclmdlRICaptureThreadExchangeMode: sets this thread's mode, returns the previous one.
 CaptureMode ExchangeThreadCaptureMode(CaptureMode mode);
 
@@ -136,11 +166,19 @@ CaptureMode ExchangeThreadCaptureMode(CaptureMode mode);
 aclError CaptureEventRecord(Stream& stream, const std::shared_ptr<Event>& event, bool* handled);
 // A wait on a capturing stream is kept for replay (it waits for the event's last record when
 // the replay is queued) if the same capture records the event or nothing ever recorded it. A
-// wait on a record made outside the capture is ACL_ERROR_RT_CAPTURE_DEPENDENCY (CANN's code);
-// any wait on a record of another stream's running capture would join that stream to the
-// capture (cross-stream capture, not supported): ACL_ERROR_FEATURE_UNSUPPORTED. One ERROR line
-// each.
+// wait on a record made outside the capture is ACL_ERROR_RT_CAPTURE_DEPENDENCY (CANN's code).
+// A stream that does not capture and waits on a record of a running capture joins that capture
+// (cross-stream capture): its tasks are recorded as a lane of the model until the capture ends,
+// and it must join back (its last task a record that the capturing stream waits on) or
+// aclmdlRICaptureEnd fails with ACL_ERROR_RT_STREAM_UNJOINED. The default stream cannot join
+// (ACL_ERROR_RT_STREAM_CAPTURE_IMPLICIT); a capturing stream waiting on another capture's
+// record (merging two captures) is ACL_ERROR_FEATURE_UNSUPPORTED. One ERROR line each.
 aclError CaptureEventWait(Stream& stream, const std::shared_ptr<Event>& event, bool* handled);
+// The model whose running capture records `event` (null when none).
+std::shared_ptr<CapturedModel> CaptureRecording(const Event* event);
+// At a capture's end: its events are no longer captured.
+void ReleaseCaptureEvents(CapturedModel& model);
+
 // ACL_ERROR_RT_EVENT_CAPTURED (one ERROR line naming `api`) while a running capture records
 // `event`: its record runs only when the model is replayed.
 aclError CheckEventNotCaptured(const Event* event, const char* api);

@@ -184,6 +184,45 @@ TEST_F(ModelRiHcclTest, ATaskUpdateGivesACapturedCollectiveOtherBuffers) {
   EXPECT_EQ(aclrtDestroyStream(stream), ACL_SUCCESS);
 }
 
+// Cross-stream capture: the collective runs on a stream that joined the capture by an event,
+// and replays on the model's own stream for that lane, in step with the capturing stream.
+TEST_F(ModelRiHcclTest, ACollectiveOnAJoinedStreamReplaysInStep) {
+  ASSERT_EQ(aclrtSetDevice(0), ACL_SUCCESS);
+  aclrtStream stream = nullptr, side = nullptr;
+  ASSERT_EQ(aclrtCreateStream(&stream), ACL_SUCCESS);
+  ASSERT_EQ(aclrtCreateStream(&side), ACL_SUCCESS);
+  aclrtEvent fork = nullptr, join = nullptr;
+  ASSERT_EQ(aclrtCreateEvent(&fork), ACL_SUCCESS);
+  ASSERT_EQ(aclrtCreateEvent(&join), ACL_SUCCESS);
+  HcclComm comm = nullptr;
+  ASSERT_EQ(HcclCommInitRootInfo(1, &root_, 0, &comm), HCCL_SUCCESS);
+  float in[4] = {0, 0, 0, 0}, staged[4] = {0, 0, 0, 0}, out[4] = {0, 0, 0, 0};
+  ASSERT_EQ(aclmdlRICaptureBegin(stream, ACL_MODEL_RI_CAPTURE_MODE_GLOBAL), ACL_SUCCESS);
+  ASSERT_EQ(aclrtMemcpyAsync(staged, sizeof(staged), in, sizeof(in), ACL_MEMCPY_HOST_TO_HOST,
+                             stream),
+            ACL_SUCCESS);
+  ASSERT_EQ(aclrtRecordEvent(fork, stream), ACL_SUCCESS);
+  ASSERT_EQ(aclrtStreamWaitEvent(side, fork), ACL_SUCCESS);
+  ASSERT_EQ(HcclAllReduce(staged, out, 4, HCCL_DATA_TYPE_FP32, HCCL_REDUCE_SUM, comm, side),
+            HCCL_SUCCESS);
+  ASSERT_EQ(aclrtRecordEvent(join, side), ACL_SUCCESS);
+  ASSERT_EQ(aclrtStreamWaitEvent(stream, join), ACL_SUCCESS);
+  aclmdlRI model = nullptr;
+  ASSERT_EQ(aclmdlRICaptureEnd(stream, &model), ACL_SUCCESS);
+  for (int round = 1; round <= 3; ++round) {
+    for (float& v : in) v = static_cast<float>(round);
+    ASSERT_EQ(aclmdlRIExecuteAsync(model, stream), ACL_SUCCESS);
+    ASSERT_EQ(aclrtSynchronizeStream(stream), ACL_SUCCESS);
+    EXPECT_EQ(out[3], static_cast<float>(round));
+  }
+  EXPECT_EQ(aclmdlRIDestroy(model), ACL_SUCCESS);
+  EXPECT_EQ(HcclCommDestroy(comm), HCCL_SUCCESS);
+  EXPECT_EQ(aclrtDestroyEvent(fork), ACL_SUCCESS);
+  EXPECT_EQ(aclrtDestroyEvent(join), ACL_SUCCESS);
+  EXPECT_EQ(aclrtDestroyStream(side), ACL_SUCCESS);
+  EXPECT_EQ(aclrtDestroyStream(stream), ACL_SUCCESS);
+}
+
 // Each replay is a new op of the communicator: the flight recorder holds one record per replay,
 // with increasing op indexes and the replay stream's task ids; capturing itself made none.
 TEST_F(ModelRiHcclTest, EveryReplayIsANewOpOfTheCommunicator) {

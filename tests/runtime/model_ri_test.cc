@@ -357,7 +357,7 @@ TEST_F(ModelRiTest, AWaitAfterAReplayWaitsForThatReplaysRecord) {
   EXPECT_EQ(aclrtDestroyEvent(event), ACL_SUCCESS);
 }
 
-TEST_F(ModelRiTest, EventsAcrossTheCaptureBoundaryAreRefused) {
+TEST_F(ModelRiTest, EventsAcrossTheCaptureBoundaryGetCannsCodes) {
   namespace t = vigil::rt::testing;
   aclrtEvent outside = nullptr, inside = nullptr;
   ASSERT_EQ(aclrtCreateEvent(&outside), ACL_SUCCESS);
@@ -370,17 +370,17 @@ TEST_F(ModelRiTest, EventsAcrossTheCaptureBoundaryAreRefused) {
   // A captured wait on a record outside the model.
   EXPECT_EQ(aclrtStreamWaitEvent(stream_, outside), ACL_ERROR_RT_CAPTURE_DEPENDENCY);
   EXPECT_NE(t::LastRuntimeError().find("recorded outside the capture"), std::string::npos);
-  ASSERT_EQ(aclrtRecordEvent(inside, stream_), ACL_SUCCESS);
-  // Joining another stream to the capture (cross-stream capture) is not supported.
-  EXPECT_EQ(aclrtStreamWaitEvent(other, inside), ACL_ERROR_FEATURE_UNSUPPORTED);
-  EXPECT_NE(t::LastRuntimeError().find("cross-stream capture"), std::string::npos);
-  ASSERT_EQ(aclmdlRICaptureBegin(other, ACL_MODEL_RI_CAPTURE_MODE_RELAXED), ACL_SUCCESS);
-  EXPECT_EQ(aclrtStreamWaitEvent(other, inside), ACL_ERROR_FEATURE_UNSUPPORTED);
-  aclmdlRI other_model = nullptr;
-  ASSERT_EQ(aclmdlRICaptureEnd(other, &other_model), ACL_SUCCESS);
+  EXPECT_EQ(aclrtRecordEvent(inside, stream_), ACL_SUCCESS);
   // Its record runs only when replayed.
   EXPECT_EQ(aclrtSynchronizeEvent(inside), ACL_ERROR_RT_EVENT_CAPTURED);
   EXPECT_NE(t::LastRuntimeError().find("recorded by a running capture"), std::string::npos);
+  // The default stream cannot join the capture; another capture cannot merge into it.
+  EXPECT_EQ(aclrtStreamWaitEvent(nullptr, inside), ACL_ERROR_RT_STREAM_CAPTURE_IMPLICIT);
+  ASSERT_EQ(aclmdlRICaptureBegin(other, ACL_MODEL_RI_CAPTURE_MODE_RELAXED), ACL_SUCCESS);
+  EXPECT_EQ(aclrtStreamWaitEvent(other, inside), ACL_ERROR_FEATURE_UNSUPPORTED);
+  EXPECT_NE(t::LastRuntimeError().find("merging two captures"), std::string::npos);
+  aclmdlRI other_model = nullptr;
+  ASSERT_EQ(aclmdlRICaptureEnd(other, &other_model), ACL_SUCCESS);
   aclmdlRI model = nullptr;
   ASSERT_EQ(aclmdlRICaptureEnd(stream_, &model), ACL_SUCCESS);
 
@@ -392,6 +392,75 @@ TEST_F(ModelRiTest, EventsAcrossTheCaptureBoundaryAreRefused) {
   EXPECT_EQ(aclrtDestroyStream(other), ACL_SUCCESS);
   EXPECT_EQ(aclrtDestroyEvent(inside), ACL_SUCCESS);
   EXPECT_EQ(aclrtDestroyEvent(outside), ACL_SUCCESS);
+}
+
+// Cross-stream capture: a stream that waits on a record of the capture joins it; its work
+// replays on a stream of the model's own, ordered by the same events.
+TEST_F(ModelRiTest, AStreamJoinsTheCaptureByAnEventAndReplaysInStep) {
+  namespace t = vigil::rt::testing;
+  aclrtEvent fork = nullptr, join = nullptr;
+  ASSERT_EQ(aclrtCreateEvent(&fork), ACL_SUCCESS);
+  ASSERT_EQ(aclrtCreateEvent(&join), ACL_SUCCESS);
+  aclrtStream side = nullptr;
+  ASSERT_EQ(aclrtCreateStream(&side), ACL_SUCCESS);
+  std::vector<int> twice(kInts, 0);
+
+  ASSERT_EQ(aclmdlRICaptureBegin(stream_, ACL_MODEL_RI_CAPTURE_MODE_GLOBAL), ACL_SUCCESS);
+  ASSERT_EQ(aclrtMemcpyAsync(dev_, kBytes, host_, kBytes, ACL_MEMCPY_HOST_TO_DEVICE, stream_),
+            ACL_SUCCESS);
+  ASSERT_EQ(aclrtRecordEvent(fork, stream_), ACL_SUCCESS);
+  ASSERT_EQ(aclrtStreamWaitEvent(side, fork), ACL_SUCCESS);  // joins
+  aclmdlRICaptureStatus status = ACL_MODEL_RI_CAPTURE_STATUS_NONE;
+  aclmdlRI main_model = nullptr, side_model = nullptr;
+  ASSERT_EQ(aclmdlRICaptureGetInfo(stream_, nullptr, &main_model), ACL_SUCCESS);
+  ASSERT_EQ(aclmdlRICaptureGetInfo(side, &status, &side_model), ACL_SUCCESS);
+  EXPECT_EQ(status, ACL_MODEL_RI_CAPTURE_STATUS_ACTIVE);
+  EXPECT_EQ(side_model, main_model);
+  EXPECT_EQ(aclrtSynchronizeStream(side), ACL_ERROR_RT_STREAM_CAPTURED);
+  aclmdlRI model = nullptr;
+  EXPECT_EQ(aclmdlRICaptureEnd(side, &model), ACL_ERROR_RT_STREAM_CAPTURE_UNMATCHED);
+  ASSERT_EQ(aclrtMemcpyAsync(out_, kBytes, dev_, kBytes, ACL_MEMCPY_DEVICE_TO_HOST, side),
+            ACL_SUCCESS);
+  ASSERT_EQ(aclrtRecordEvent(join, side), ACL_SUCCESS);
+  ASSERT_EQ(aclrtStreamWaitEvent(stream_, join), ACL_SUCCESS);  // joins back
+  ASSERT_EQ(aclrtMemcpyAsync(twice.data(), kBytes, out_, kBytes, ACL_MEMCPY_HOST_TO_HOST,
+                             stream_),
+            ACL_SUCCESS);
+  ASSERT_EQ(aclmdlRICaptureEnd(stream_, &model), ACL_SUCCESS);
+  ASSERT_EQ(aclmdlRICaptureGetInfo(side, &status, nullptr), ACL_SUCCESS);
+  EXPECT_EQ(status, ACL_MODEL_RI_CAPTURE_STATUS_NONE);  // it left with the capture
+  EXPECT_EQ(aclrtSynchronizeStream(side), ACL_SUCCESS);
+  EXPECT_EQ(static_cast<int*>(out_)[0], 0);  // nothing ran at capture
+
+  for (int round = 1; round <= 3; ++round) {
+    SetHost(round * 10);
+    ASSERT_EQ(aclmdlRIExecuteAsync(model, stream_), ACL_SUCCESS);
+    ASSERT_EQ(aclrtSynchronizeStream(stream_), ACL_SUCCESS);
+    EXPECT_TRUE(OutIs(round * 10)) << "round " << round;  // the side lane ran in between
+    EXPECT_EQ(twice[0], round * 10);
+  }
+  const size_t before = RunLogLines("[ModelRI]").size();
+  ASSERT_EQ(aclmdlRIDebugPrint(model), ACL_SUCCESS);
+  std::vector<std::string> lines = RunLogLines("[ModelRI]");
+  ASSERT_GT(lines.size(), before);
+  EXPECT_NE(lines[before].find("streams=2"), std::string::npos) << lines[before];
+  EXPECT_EQ(aclmdlRIDestroy(model), ACL_SUCCESS);
+
+  // A joined stream that does not join back spoils the capture.
+  ASSERT_EQ(aclmdlRICaptureBegin(stream_, ACL_MODEL_RI_CAPTURE_MODE_GLOBAL), ACL_SUCCESS);
+  ASSERT_EQ(aclrtRecordEvent(fork, stream_), ACL_SUCCESS);
+  ASSERT_EQ(aclrtStreamWaitEvent(side, fork), ACL_SUCCESS);
+  ASSERT_EQ(aclrtMemcpyAsync(out_, kBytes, dev_, kBytes, ACL_MEMCPY_DEVICE_TO_HOST, side),
+            ACL_SUCCESS);
+  EXPECT_EQ(aclmdlRICaptureEnd(stream_, &model), ACL_ERROR_RT_STREAM_UNJOINED);
+  EXPECT_NE(t::LastRuntimeError().find("not an event record"), std::string::npos);
+  ASSERT_EQ(aclmdlRICaptureGetInfo(side, &status, nullptr), ACL_SUCCESS);
+  EXPECT_EQ(status, ACL_MODEL_RI_CAPTURE_STATUS_NONE);
+  EXPECT_EQ(aclrtSynchronizeStream(side), ACL_SUCCESS);
+
+  EXPECT_EQ(aclrtDestroyStream(side), ACL_SUCCESS);
+  EXPECT_EQ(aclrtDestroyEvent(fork), ACL_SUCCESS);
+  EXPECT_EQ(aclrtDestroyEvent(join), ACL_SUCCESS);
 }
 
 TEST_F(ModelRiTest, AModelExecutedWhileCapturingBecomesPartOfTheOuterModel) {
