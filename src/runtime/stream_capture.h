@@ -1,10 +1,11 @@
 // Graph capture (CANN's aclmdlRI): while a stream captures, the work enqueued on it is recorded
 // into a CapturedModel instead of run; a replay queues the recorded tasks, in order, on a stream.
 //
-// Two kinds of task are recorded. A plain task (memcpy, event record, ...) is the stream task
-// itself, kept and run again as is by every replay. A replayed task (an HCCL op) is a function
-// that queues fresh work on the replay stream each time: a collective must be a new execution
-// on every replay (a new op index, its own records), as if the program had called it again.
+// Two kinds of task are recorded. A plain task (a memcpy, ...) is the stream task itself, kept
+// and run again as is by every replay. A replayed task (an HCCL op, an event record or wait) is
+// a function that queues fresh work on the replay stream each time: a collective must be a new
+// execution on every replay (a new op index, its own records), as if the program had called it
+// again, and an event record a new record.
 //
 // A stream that waits on an event the capture recorded joins the capture (cross-stream
 // capture): its tasks are recorded as another lane of the model, which a replay runs on a
