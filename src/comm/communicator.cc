@@ -14,6 +14,7 @@
 #include "bootstrap/socket.h"
 #include "comm/consistency.h"
 #include "comm/op_observer.h"
+#include "comm/user_buffers.h"
 #include "common/dtype.h"
 #include "common/env_config.h"
 #include "common/error_codes.h"
@@ -37,99 +38,6 @@ std::string HostId() {
   char netns[64] = {0};
   if (readlink("/proc/thread-self/ns/net", netns, sizeof(netns) - 1) < 0) netns[0] = '\0';
   return std::string(name) + "/" + boot + "/" + netns;
-}
-
-uint64_t MaxExtent(const std::vector<uint64_t>& counts, const std::vector<uint64_t>& displs) {
-  uint64_t extent = 0;
-  for (size_t i = 0; i < counts.size() && i < displs.size(); ++i) {
-    if (counts[i] > 0) extent = std::max(extent, displs[i] + counts[i]);
-  }
-  return extent;
-}
-
-// The user buffers an op reads and writes on this rank, for the up-front range check.
-// Fills *out (cleared first; the caller reuses it, so an op allocates nothing here).
-void UserBuffers(const OpDesc& op, uint32_t rank, uint32_t nranks, std::vector<BufferUse>* out) {
-  const size_t sz = DataTypeSize(op.dtype);
-  const size_t rsz = DataTypeSize(op.recv_dtype);
-  std::vector<BufferUse>& uses = *out;
-  uses.clear();
-  auto add = [&](const void* p, uint64_t elems, size_t esz, const char* name) {
-    if (p != nullptr && elems > 0) uses.push_back({p, static_cast<size_t>(elems * esz), name});
-  };
-  switch (op.type) {
-    case OpType::kAllReduce:
-      add(op.send, op.count, sz, "input");
-      add(op.recv, op.count, sz, "output");
-      break;
-    case OpType::kBroadcast:
-      add(op.recv, op.count, sz, "buffer");
-      break;
-    case OpType::kAllGather:
-      add(op.send, op.count, sz, "input");
-      add(op.recv, op.count * nranks, sz, "output");
-      break;
-    case OpType::kReduceScatter:
-      add(op.send, op.count * nranks, sz, "input");
-      add(op.recv, op.count, sz, "output");
-      break;
-    case OpType::kReduce:
-      add(op.send, op.count, sz, "input");
-      if (rank == op.root) add(op.recv, op.count, sz, "output");
-      break;
-    case OpType::kScatter:
-      if (rank == op.root) add(op.send, op.count * nranks, sz, "input");
-      add(op.recv, op.count, sz, "output");
-      break;
-    case OpType::kAllGatherV:
-      add(op.send, op.count, sz, "input");
-      add(op.recv, MaxExtent(op.lists().recv_counts, op.lists().recv_displs), sz, "output");
-      break;
-    case OpType::kReduceScatterV:
-      add(op.send, MaxExtent(op.lists().send_counts, op.lists().send_displs), sz, "input");
-      add(op.recv, op.count, sz, "output");
-      break;
-    case OpType::kAlltoAll:
-    case OpType::kAlltoAllV:
-    case OpType::kAlltoAllVC:
-      add(op.send, MaxExtent(op.lists().send_counts, op.lists().send_displs), sz, "input");
-      add(op.recv, MaxExtent(op.lists().recv_counts, op.lists().recv_displs), rsz, "output");
-      break;
-    case OpType::kSend:
-    case OpType::kRecv:
-    case OpType::kBatchSendRecv:
-      for (const auto& item : op.items) {
-        add(item.buf, item.count, DataTypeSize(item.type), item.send ? "send" : "recv");
-      }
-      break;
-    case OpType::kBarrier:
-      break;
-  }
-}
-
-// Ops whose user buffers follow from BufferKey's fields alone (UserBuffers; the others have
-// per-rank counts or items).
-bool KeyedBuffers(OpType type) {
-  switch (type) {
-    case OpType::kAllReduce:
-    case OpType::kBroadcast:
-    case OpType::kAllGather:
-    case OpType::kReduceScatter:
-    case OpType::kReduce:
-    case OpType::kScatter:
-    case OpType::kBarrier:
-      return true;
-    default:
-      return false;
-  }
-}
-
-bool SameRanges(const std::vector<BufferUse>& a, const std::vector<BufferUse>& b) {
-  if (a.size() != b.size()) return false;
-  for (size_t i = 0; i < a.size(); ++i) {
-    if (a[i].ptr != b[i].ptr || a[i].bytes != b[i].bytes) return false;
-  }
-  return true;
 }
 
 aclError StreamErrorFor(OpFailure::Kind kind) {
@@ -342,51 +250,6 @@ void Communicator::RecordError(HcclResult code) {
   async_error_.compare_exchange_strong(expected, code);
 }
 
-alg::Algo Communicator::PickAlgorithm(const OpDesc& op, alg::HierPlan* plan) const {
-  const size_t bytes = op.count * DataTypeSize(op.dtype);
-  if (host_count_ > 1) {
-    // Ranks on several hosts: intra-host then inter-host levels when the op has them.
-    alg::CollOp coll = alg::CollOp::kBarrier;
-    size_t whole = bytes;
-    switch (op.type) {
-      case OpType::kAllReduce: coll = alg::CollOp::kAllReduce; break;
-      case OpType::kAllGather:
-        coll = alg::CollOp::kAllGather;
-        whole = bytes * size();
-        break;
-      case OpType::kReduceScatter:
-        coll = alg::CollOp::kReduceScatter;
-        whole = bytes * size();
-        break;
-      case OpType::kBroadcast: coll = alg::CollOp::kBroadcast; break;
-      case OpType::kReduce: coll = alg::CollOp::kReduce; break;
-      default: break;
-    }
-    if (coll != alg::CollOp::kBarrier && alg::ChooseHierarchical(coll, layout_, whole, plan)) {
-      return alg::Algo::kHierarchical;
-    }
-  }
-  switch (op.type) {
-    case OpType::kAllReduce: return alg::ChooseAllReduce(size(), bytes);
-    case OpType::kAllGather: return alg::ChooseAllGather(size(), bytes);
-    case OpType::kReduceScatter: return alg::ChooseReduceScatter(size(), bytes);
-    case OpType::kAlltoAll:
-    case OpType::kAlltoAllV:
-    case OpType::kAlltoAllVC: return alg::Algo::kPairwise;
-    case OpType::kBroadcast:
-    case OpType::kReduce:
-    case OpType::kScatter: return alg::Algo::kStar;
-    default: return alg::Algo::kMesh;
-  }
-}
-
-std::string Communicator::AlgTypeString(alg::Algo algo, const alg::HierPlan& plan) const {
-  // level0 = inside a host, level1 = between hosts, level2 = between superpods.
-  if (algo == alg::Algo::kHierarchical) return alg::HierAlgType(plan);
-  if (host_count_ <= 1) return fmt::format("{}-null-null", alg::AlgoName(algo));
-  return fmt::format("null-{}-null", alg::AlgoName(algo));
-}
-
 inline alg::Algo Communicator::CachedAlgorithm(const OpDesc& op, alg::HierPlan* plan) const {
   static_assert(static_cast<int>(alg::Algo::kHierarchical) < 8, "an algorithm packs in 3 bits");
   const uint64_t bytes = op.count * DataTypeSize(op.dtype);
@@ -397,18 +260,6 @@ inline alg::Algo Communicator::CachedAlgorithm(const OpDesc& op, alg::HierPlan* 
     return static_cast<alg::Algo>((hit >> 1) & 7);
   }
   return PickAndCache(op, bytes, plan);
-}
-
-alg::Algo Communicator::PickAndCache(const OpDesc& op, uint64_t bytes,
-                                     alg::HierPlan* plan) const {
-  const alg::Algo algo = PickAlgorithm(op, plan);
-  if (bytes < (uint64_t{1} << 54)) {  // counts are checked to stay below 2^48 bytes
-    alg_cache_[static_cast<size_t>(op.type)].store(
-        bytes << 10 | static_cast<uint64_t>(plan->level1) << 7 |
-            static_cast<uint64_t>(plan->level0) << 4 | static_cast<uint64_t>(algo) << 1 | 1,
-        std::memory_order_relaxed);
-  }
-  return algo;
 }
 
 HcclResult Communicator::Enqueue(std::shared_ptr<Communicator>&& comm, OpDesc&& op,
