@@ -172,8 +172,9 @@ extern HcclResult HcclCommDeactivateCommMemory(HcclComm comm, void* virPtr) HCOM
 
 /* ---- Symmetric memory windows (see also hccl/hccl_sym_win.h) ---- */
 
-/* Collective: every rank registers its window of `size` bytes at `addr` (flag: 1), at most
- * hcclSymWinMaxMemSizePerRank GB of the config. */
+/* Registers this rank's window of `size` bytes at `addr` (flag: 1; at most
+ * hcclSymWinMaxMemSizePerRank GB of the config). Every rank registers its windows in the same
+ * order, as HCCL's collective call requires: the k-th window of each rank is one symmetric window. */
 extern HcclResult HcclCommSymWinRegister(HcclComm comm, void* addr, uint64_t size,
                                          HcclCommSymWindow* winHandle, uint32_t flag);
 extern HcclResult HcclCommSymWinDeregister(HcclCommSymWindow winHandle);
