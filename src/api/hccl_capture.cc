@@ -41,15 +41,19 @@ HcclResult CaptureOp(std::shared_ptr<comm::Communicator> comm, comm::OpDesc&& op
   task.what = fmt::format("{} count={} dataType={} comm={} rank={}",
                           comm::OpTypeName(recorded->type), recorded->count,
                           static_cast<int>(recorded->dtype), comm->identifier(), comm->rank());
-  // The model keeps the communicator; a replay after HcclCommDestroy is refused up front.
-  task.stale = [comm, handle]() -> std::string {
-    if (LookupComm(handle) != comm) {
-      return fmt::format("communicator {} was destroyed (HcclCommDestroy)", comm->identifier());
+  // The model does not keep the communicator alive: HcclCommDestroy frees its links and buffer
+  // as usual, and a replay after it is refused up front (before anything is queued).
+  std::weak_ptr<comm::Communicator> weak = comm;
+  task.stale = [weak, handle, name = comm->identifier()]() -> std::string {
+    std::shared_ptr<comm::Communicator> alive = weak.lock();
+    if (!alive || LookupComm(handle) != alive) {
+      return fmt::format("communicator {} was destroyed (HcclCommDestroy)", name);
     }
     return {};
   };
-  task.replay = [comm, recorded, handle](rt::Stream& target) -> aclError {
-    std::shared_ptr<comm::Communicator> ref = comm;
+  task.replay = [weak, recorded, handle](rt::Stream& target) -> aclError {
+    std::shared_ptr<comm::Communicator> ref = weak.lock();
+    if (!ref) return ACL_ERROR_RT_MODEL_EXECUTE;
     const HcclResult rc = comm::Communicator::Enqueue(std::move(ref), CopyOp(*recorded), &target,
                                                       handle);
     return rc == HCCL_SUCCESS ? ACL_SUCCESS : ACL_ERROR_RT_MODEL_EXECUTE;
