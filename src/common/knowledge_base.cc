@@ -200,6 +200,7 @@ bool ParseEntry(const json& o, Entry* e, const std::string& file,
   ok = GetString(o, "title", &e->title, true, where, errors) && ok;
   ok = GetString(o, "meaning", &e->meaning, true, where, errors) && ok;
   ok = GetString(o, "source", &e->source, false, where, errors) && ok;
+  ok = GetString(o, "reader", &e->reader, false, where, errors) && ok;
   ok = GetList(o, "causes", &e->causes, 1, where, errors) && ok;
   ok = GetList(o, "checks", &e->checks, 1, where, errors) && ok;
   ok = GetList(o, "actions", &e->actions, 1, where, errors) && ok;

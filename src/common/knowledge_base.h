@@ -20,6 +20,8 @@
 //   leads_to    ids of entries this one commonly causes
 //   source      (optional) the public catalogue the code was confirmed in: a URL, or
 //               "owner/repo:path" of a public repository
+//   reader      (optional) the analyzer's block reader that finds this entry from several
+//               lines together ("torchrun_summary"); an un-coded entry has patterns or a reader
 //   patterns    [{"needle": literal that must occur, "re": RE2 regex with named groups,
 //               "fields_only": true when it only reads fields of a coded line}], used
 //               by the analyzer for un-coded messages and for fields of coded ones. Named groups
@@ -54,6 +56,7 @@ struct Pattern {
 struct Entry {
   std::string id, code, family, component, cls, role, title, meaning;
   std::string source;  // the public catalogue the entry was confirmed in (may be empty)
+  std::string reader;  // the block reader that finds the entry (may be empty)
   std::vector<std::string> causes, checks, actions;
   std::vector<std::string> symptom_of, leads_to;
   std::vector<Pattern> patterns;
