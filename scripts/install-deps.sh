@@ -7,6 +7,7 @@ PKGS=(build-essential cmake pkg-config git
       libfmt-dev nlohmann-json3-dev libcli11-dev zlib1g-dev libre2-dev
       libgtest-dev libgmock-dev googletest libbenchmark-dev
       iproute2 procps python3
+      libopenmpi-dev openmpi-bin  # mpirun for the hccl_test programs (tests/hccl_programs)
       python3-torch libtorch-dev python3-pybind11 pybind11-dev
       chromium)  # headless, for the test of vigil diagnose's HTML report
 missing=()
