@@ -19,6 +19,10 @@
 // mode) to end on their own, then SIGTERM and, 2 s later, SIGKILL: a failed job never hangs.
 // Signals reach the launcher prefix's whole process group; through ssh a remote rank sees its
 // connection close, and is hung up only with a terminal (`--launcher "ssh -tt {host}"`).
+//
+// MPI programs (their ELF file needs libmpi*, or --mpi / --mpirun is given) learn their rank
+// from MPI and make their own root info: the ranks start through mpirun instead (see
+// cli/mpirun_launch.h), with the same log folder, --env, --timeout and exit status.
 #include "cli/run_command.h"
 
 #include <fmt/format.h>
@@ -36,6 +40,9 @@
 #include <thread>
 #include <vector>
 
+#include "cli/elf_needed.h"
+#include "cli/exit_status.h"
+#include "cli/mpirun_launch.h"
 #include "common/time_util.h"
 #include "hccl/hccl.h"
 
@@ -55,6 +62,8 @@ struct RunOptions {
   std::vector<std::string> env;
   std::vector<std::string> command;
   bool quiet = false;
+  bool mpi = false;    // start through mpirun whatever the program links
+  std::string mpirun;  // the mpirun to use (implies mpi)
 };
 
 // Children of this launcher, for the signal handler (async-signal-safe reads only); a negative
@@ -81,20 +90,6 @@ std::string Hex(const void* data, size_t n) {
     out[2 * i + 1] = kDigits[p[i] & 15];
   }
   return out;
-}
-
-std::string DescribeStatus(int status) {
-  if (WIFEXITED(status)) return fmt::format("exited with code {}", WEXITSTATUS(status));
-  if (WIFSIGNALED(status)) {
-    return fmt::format("killed by signal {} ({})", WTERMSIG(status), strsignal(WTERMSIG(status)));
-  }
-  return "ended";
-}
-
-int ExitCodeOf(int status) {
-  if (WIFEXITED(status)) return WEXITSTATUS(status);
-  if (WIFSIGNALED(status)) return 128 + WTERMSIG(status);
-  return 1;
 }
 
 // One rank to start: where, and the argv of the local child process.
@@ -260,6 +255,32 @@ int Run(const RunOptions& o) {
     }
     user_env.emplace_back(kv.substr(0, eq), kv.substr(eq + 1));
     setenv(kv.substr(0, eq).c_str(), kv.substr(eq + 1).c_str(), 1);
+  }
+
+  // An MPI program finds its rank and root info through MPI: mpirun starts it.
+  std::string mpi_reason = o.mpi ? "--mpi" : (o.mpirun.empty() ? "" : "--mpirun");
+  if (mpi_reason.empty()) {
+    const char* path = getenv("PATH");
+    const std::string lib = MpiLibraryOf(FindProgram(o.command[0], path != nullptr ? path : ""));
+    if (!lib.empty()) mpi_reason = "it links " + lib;
+  }
+  if (!mpi_reason.empty()) {
+    if (!o.launcher.empty()) {
+      fmt::print(stderr, "vigil run: --launcher does not apply when mpirun starts the ranks ({})\n",
+                 mpi_reason);
+      return 2;
+    }
+    MpiRunRequest request;
+    request.reason = mpi_reason;
+    request.mpirun = o.mpirun;
+    request.nranks = nranks;
+    request.hosts = o.hosts;
+    for (const auto& kv : user_env) request.user_env.push_back(kv.first);
+    request.command = o.command;
+    request.timeout_s = o.timeout_s;
+    request.log_dir = log_dir;
+    request.quiet = o.quiet;
+    return RunThroughMpirun(request);
   }
 
   // The launcher holds the rendezvous: every rank joins the root info made here. --root-ip
@@ -468,7 +489,13 @@ void RegisterRunCommand(CLI::App& app, int* exit_code) {
   run->add_option("--env", opts->env, "NAME=VALUE set for every rank (repeatable)")
       ->allow_extra_args(false);
   run->add_flag("-q,--quiet", opts->quiet, "Report only ranks that failed");
-  run->add_option("command", opts->command, "PROGRAM [ARGS...] (after --)")->required();
+  run->add_flag("--mpi", opts->mpi,
+                "Start the ranks through mpirun (the default for programs that link libmpi)");
+  run->add_option("--mpirun", opts->mpirun,
+                  "The mpirun to start them with (default: mpirun on PATH); implies --mpi");
+  run->add_option("command", opts->command,
+                  "PROGRAM [ARGS...]: every word from PROGRAM on is the program's")
+      ->required();
   run->callback([opts, exit_code] { *exit_code = Run(*opts); });
 }
 

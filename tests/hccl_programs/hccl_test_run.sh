@@ -230,6 +230,26 @@ case "$part" in
   vigil_run)
     "$prefix/bin/vigil" run --help 2>/dev/null | grep -q -- "--mpirun" ||
       skip "vigil run cannot start MPI programs (no --mpirun option)"
-    run_part vigil_run "$work/standin/bin" vigil ;;
+    run_part vigil_run "$work/standin/bin" vigil || exit 1
+    # The ranks wrote their logs into vigil run's folder, where vigil diagnose finds them all.
+    plogs=$(find "$work/logs/vigil_run/vigil/run/plog" -name 'plog-*.log' 2>/dev/null | wc -l)
+    if [ "$plogs" -lt "$nranks" ] ||
+       ! "$prefix/bin/vigil" diagnose "$work/logs/vigil_run/vigil" | grep -q "$nranks process(es)"
+    then
+      echo "FAILED: $plogs plog files in vigil run's log folder, or vigil diagnose misses ranks"
+      exit 1
+    fi
+    # mpirun's status comes back: ranks that reject their options fail the run.
+    out=$work/out/vigil_run/bad-option.txt
+    status=0
+    timeout -k 5 "$run_timeout" "$prefix/bin/vigil" run -n "$nranks" --log-dir "$work/logs/bad" \
+      -- "$work/standin/bin/all_reduce_test" -d nonsense >"$out" 2>&1 </dev/null || status=$?
+    if [ "$status" -eq 0 ] || ! grep -q "Error: \[-d,--datatype\] is invalid" "$out" ||
+       ! grep -q "vigil run: mpirun (pid [0-9]*) exited with code [1-9]" "$out"; then
+      echo "FAILED: a run whose ranks reject -d did not fail with mpirun's status ($status)"
+      cat "$out"
+      exit 1
+    fi
+    echo "vigil_run: a failing run returns mpirun's status ($status)" ;;
   *) run_part "$part" "$work/standin/bin" mpirun ;;
 esac
