@@ -111,7 +111,33 @@ ACL_FUNC_VISIBILITY aclError aclrtMemcpyAsync(void* dst, size_t destMax, const v
                                               aclrtStream stream);
 ACL_FUNC_VISIBILITY aclError aclrtMemset(void* devPtr, size_t maxCount, int32_t value,
                                          size_t count);
-ACL_FUNC_VISIBILITY aclError aclrtGetMemInfo(int32_t attr, size_t* free, size_t* total);
+ACL_FUNC_VISIBILITY aclError aclrtMemsetAsync(void* devPtr, size_t maxCount, int32_t value,
+                                              size_t count, aclrtStream stream);
+/* Every attribute reports the current device's budget (VIGIL_DEVICE_MEMORY, or the host's
+ * physical memory when unlimited): free = budget - aclrtMalloc'ed - aclrtMallocPhysical'ed. */
+ACL_FUNC_VISIBILITY aclError aclrtGetMemInfo(aclrtMemAttr attr, size_t* free, size_t* total);
+
+/* Virtual memory. A reservation is address space only (an access faults like an unmapped
+ * device address); aclrtMallocPhysical takes memory from the device budget; aclrtMapMem places
+ * a whole physical allocation (offset 0, its full size) at a page-aligned address inside a
+ * reservation, where it is device memory for every other call. Adjacent mappings of one
+ * reservation form one contiguous range: a buffer may span them, not a hole between them nor
+ * the reservation's end. Granularity: the host page size (MINIMUM), 2 MiB (RECOMMENDED). */
+ACL_FUNC_VISIBILITY aclError aclrtReserveMemAddress(void** virPtr, size_t size, size_t alignment,
+                                                    void* expectPtr, uint64_t flags);
+/* ACL_ERROR_RT_PARAM_INVALID while any part of the reservation is still mapped. */
+ACL_FUNC_VISIBILITY aclError aclrtReleaseMemAddress(void* virPtr);
+ACL_FUNC_VISIBILITY aclError aclrtMallocPhysical(aclrtDrvMemHandle* handle, size_t size,
+                                                 const aclrtPhysicalMemProp* prop, uint64_t flags);
+/* ACL_ERROR_RT_PARAM_INVALID while the handle is mapped. */
+ACL_FUNC_VISIBILITY aclError aclrtFreePhysical(aclrtDrvMemHandle handle);
+ACL_FUNC_VISIBILITY aclError aclrtMapMem(void* virPtr, size_t size, size_t offset,
+                                         aclrtDrvMemHandle handle, uint64_t flags);
+/* virPtr: the address a mapping was made at. */
+ACL_FUNC_VISIBILITY aclError aclrtUnmapMem(void* virPtr);
+ACL_FUNC_VISIBILITY aclError aclrtMemGetAllocationGranularity(aclrtPhysicalMemProp* prop,
+                                                              aclrtMemGranularityOptions option,
+                                                              size_t* granularity);
 
 ACL_FUNC_VISIBILITY aclError aclrtCreateStream(aclrtStream* stream);
 ACL_FUNC_VISIBILITY aclError aclrtDestroyStream(aclrtStream stream);

@@ -72,7 +72,7 @@ HcclResult Ctx::Begin(bool reduces) {
     // A CCL buffer freed before the op ran (comm destroyed before sync) fails here, before the
     // transport writes into it.
     const rt::AddrState state = rt::DeviceMemory::Instance().State(scratch_.base, scratch_.bytes);
-    if (state == rt::AddrState::kFreed || state == rt::AddrState::kOverflow) {
+    if (rt::IsFault(state)) {
       rt::AddrCheck check = rt::DeviceMemory::Instance().Check(scratch_.base, scratch_.bytes);
       check.state = state;
       result_->copy.faulted = true;
@@ -331,7 +331,7 @@ HcclResult Ctx::ReduceSlots(void* dst, const void* own, uint32_t nslots, uint64_
 
 HcclResult Ctx::CheckUserSlow(const void* p, size_t bytes, bool is_dst) {
   const rt::AddrState state = rt::DeviceMemory::Instance().State(p, bytes);
-  if (state != rt::AddrState::kFreed && state != rt::AddrState::kOverflow) return HCCL_SUCCESS;
+  if (!rt::IsFault(state)) return HCCL_SUCCESS;
   rt::AddrCheck check = rt::DeviceMemory::Instance().Check(p, bytes);
   check.state = state;
   result_->copy.faulted = true;

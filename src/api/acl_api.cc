@@ -14,6 +14,7 @@
 #include <unordered_set>
 
 #include "acl/acl.h"
+#include "api/acl_api_util.h"
 #include "common/env_config.h"
 #include "log/plog.h"
 #include "runtime/device.h"
@@ -25,80 +26,12 @@
 
 namespace {
 
+using vigil::api::Guard;
+using vigil::api::RawEnum;
+using vigil::api::ResolveEvent;
+using vigil::api::ResolveStream;
 using vigil::rt::DeviceMemory;
 using vigil::rt::Stream;
-
-// Catches anything thrown below (std::bad_alloc, ...) so it never crosses the C ABI.
-template <typename Fn>
-aclError Guard(const char* api, Fn&& fn) {
-  try {
-    return fn();
-  } catch (const std::exception& e) {
-    VIGIL_RT_FAIL("{} failed: internal error: {}.", api, e.what());
-  } catch (...) {
-    VIGIL_RT_FAIL("{} failed: internal error.", api);
-  }
-  return ACL_ERROR_RT_INTERNAL_ERROR;
-}
-
-#define CHECK_NOT_NULL(api, arg)                                          \
-  do {                                                                    \
-    if ((arg) == nullptr) {                                               \
-      VIGIL_RT_FAIL("{} failed: param {} must not be null.", api, #arg); \
-      return ACL_ERROR_INVALID_PARAM;                                     \
-    }                                                                     \
-  } while (0)
-
-// The calling thread's device, or CANN's "context is null" error when none was set.
-#define REQUIRE_CURRENT_DEVICE(api, dev)                                                      \
-  int32_t dev = vigil::rt::CurrentDevice();                                                  \
-  do {                                                                                        \
-    if (dev < 0) {                                                                            \
-      VIGIL_RT_FAIL("{} failed: no current device on this thread (call aclrtSetDevice first).", \
-                    api);                                                                     \
-      return ACL_ERROR_RT_CONTEXT_NULL;                                                       \
-    }                                                                                         \
-  } while (0)
-
-// Resolves an aclrtStream: nullptr is the current device's default stream (as in CANN).
-aclError ResolveStream(const char* api, aclrtStream handle, std::shared_ptr<Stream>* out) {
-  if (handle == nullptr) {
-    int32_t dev = vigil::rt::CurrentDevice();
-    if (dev < 0) {
-      VIGIL_RT_FAIL("{} failed: param stream is null (default stream) and no current device is "
-                    "set on this thread.", api);
-      return ACL_ERROR_RT_CONTEXT_NULL;
-    }
-    *out = vigil::rt::DefaultStream(dev);
-    return ACL_SUCCESS;
-  }
-  *out = vigil::rt::StreamRef(handle);
-  if (!*out) {
-    VIGIL_RT_FAIL("{} failed: param stream[{}] is not a valid stream (unknown or destroyed).", api,
-                  handle);
-    return ACL_ERROR_RT_PARAM_INVALID;
-  }
-  return ACL_SUCCESS;
-}
-
-std::shared_ptr<vigil::rt::Event> ResolveEvent(const char* api, aclrtEvent handle) {
-  auto event = vigil::rt::EventRef(handle);
-  if (!event) {
-    VIGIL_RT_FAIL("{} failed: param event[{}] is not a valid event (unknown or destroyed).", api,
-                  handle);
-  }
-  return event;
-}
-
-// An enum argument's bits as an int: C callers may pass any value, and loading an
-// out-of-range value as the enum type would be undefined behaviour in C++.
-template <typename E>
-int RawEnum(const E& e) {
-  static_assert(sizeof(E) == sizeof(int));
-  int raw = 0;
-  std::memcpy(&raw, &e, sizeof(raw));
-  return raw;
-}
 
 bool ValidKind(int kind) { return kind >= ACL_MEMCPY_HOST_TO_HOST && kind <= ACL_MEMCPY_DEFAULT; }
 
@@ -344,9 +277,35 @@ ACL_FUNC_VISIBILITY aclError aclrtMemset(void* devPtr, size_t maxCount, int32_t 
   });
 }
 
-ACL_FUNC_VISIBILITY aclError aclrtGetMemInfo(int32_t attr, size_t* free, size_t* total) {
+ACL_FUNC_VISIBILITY aclError aclrtMemsetAsync(void* devPtr, size_t maxCount, int32_t value,
+                                              size_t count, aclrtStream stream) {
+  CHECK_NOT_NULL("aclrtMemsetAsync", devPtr);
+  if (count > maxCount) {
+    VIGIL_RT_FAIL("aclrtMemsetAsync failed: param count[{}] is greater than maxCount[{}].", count,
+                  maxCount);
+    return ACL_ERROR_INVALID_PARAM;
+  }
+  return Guard("aclrtMemsetAsync", [&]() -> aclError {
+    std::shared_ptr<Stream> s;
+    aclError rc = ResolveStream("aclrtMemsetAsync", stream, &s);
+    if (rc != ACL_SUCCESS) return rc;
+    s->Enqueue(vigil::rt::TaskType::kMemset, [devPtr, value, count](std::string* detail) {
+      vigil::rt::CopyFault fault;
+      aclError set_rc = DeviceMemory::Instance().Guarded(
+          devPtr, count, nullptr, 0, &fault, [&] { std::memset(devPtr, value, count); });
+      if (set_rc != ACL_SUCCESS) {
+        *detail = "sdma error: " + vigil::rt::DescribeCopyFault(fault, devPtr, nullptr, count);
+      }
+      return set_rc;
+    });
+    return ACL_SUCCESS;
+  });
+}
+
+ACL_FUNC_VISIBILITY aclError aclrtGetMemInfo(aclrtMemAttr memAttr, size_t* free, size_t* total) {
   CHECK_NOT_NULL("aclrtGetMemInfo", free);
   CHECK_NOT_NULL("aclrtGetMemInfo", total);
+  const int attr = RawEnum(memAttr);
   if (attr < ACL_DDR_MEM || attr > ACL_MEM_P2P_HUGE1G) {
     VIGIL_RT_FAIL("aclrtGetMemInfo failed: param attr[{}] is not a valid aclrtMemAttr.", attr);
     return ACL_ERROR_RT_INVALID_MEMORY_TYPE;

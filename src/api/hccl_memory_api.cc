@@ -1,11 +1,14 @@
 // The memory a communicator may use (hccl/hccl_comm.h): HcclCommSetMemoryRange,
 // HcclCommUnsetMemoryRange, HcclCommActivateCommMemory, HcclCommDeactivateCommMemory. The
 // bookkeeping is comm/memory_ranges.h; ops on activated memory need nothing more here, since
-// every host address the acl runtime mapped is usable by the transports.
+// every host address the acl runtime mapped is usable by the transports. A piece activated
+// must be a physical allocation (aclrtMallocPhysical) mapped (aclrtMapMem) at exactly that
+// address with exactly that size: runtime/virtual_memory.h knows every one.
 #include <cstdint>
 
 #include "api/hccl_api_util.h"
 #include "log/plog.h"
+#include "runtime/virtual_memory.h"
 
 using vigil::api::ArgError;
 
@@ -66,6 +69,10 @@ HcclResult HcclCommActivateCommMemory(HcclComm comm, void* virPtr, size_t size, 
   if (flags != 0) {
     return ArgError(kApi, HCCL_E_PARA,
                     fmt::format("flags[{}] is invalid: only 0 is supported", flags));
+  }
+  std::string why;
+  if (!vigil::rt::vmm::IsMappedAt(handle, virPtr, size, &why)) {
+    return ArgError(kApi, HCCL_E_PARA, fmt::format("virPtr[{}] size[{}]: {}", virPtr, size, why));
   }
   return Done(kApi, c->memory_ranges().Activate(Addr(virPtr), size, handle));
 }

@@ -513,7 +513,7 @@ aclError Communicator::Execute(const OpDesc& op, const OpRecord& record, alg::Al
   if (!unchanged) {
     for (const BufferUse& use : uses_) {
       const rt::AddrState state = rt::DeviceMemory::Instance().State(use.ptr, use.bytes);
-      if (state == rt::AddrState::kFreed || state == rt::AddrState::kOverflow) {
+      if (rt::IsFault(state)) {
         rt::AddrCheck check = rt::DeviceMemory::Instance().Check(use.ptr, use.bytes, false);
         check.state = state;
         failure.copy_src = use.ptr;
@@ -522,8 +522,11 @@ aclError Communicator::Execute(const OpDesc& op, const OpRecord& record, alg::Al
         failure.faulting_buffer = fmt::format("user {} buffer", use.name);
         failure.reason = fmt::format(
             "user {} buffer {} needs {} bytes but {}", use.name, PtrText(use.ptr), use.bytes,
-            check.state == rt::AddrState::kFreed
-                ? std::string("it was freed")
+            check.state == rt::AddrState::kFreed ? std::string("it was freed")
+            : check.state == rt::AddrState::kUnmapped
+                ? fmt::format("it touches unmapped virtual memory (beside the {} bytes at "
+                              "{:#x})",
+                              check.alloc_size, check.alloc_base)
                 : fmt::format("its allocation at {:#x} holds only {} bytes", check.alloc_base,
                               check.alloc_size));
         return fail(OpFailure::Kind::kCopyFault, HCCL_E_RUNTIME);

@@ -10,11 +10,16 @@
 // found live (or host) and, while the map's generation is unchanged, marks itself busy in a
 // slot of its own that the writers wait on (see device_memory.cc); anything else takes the
 // map's shared lock as before.
+//
+// Virtual memory (runtime/virtual_memory.h): a reservation is address space with nothing
+// behind it (kUnmapped); the pieces mapped into it are live allocations, and pieces adjacent in
+// one reservation count as one: a range may span them, never a hole or the reservation's end.
 #pragma once
 
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <utility>
 
@@ -27,7 +32,13 @@ enum class AddrState {
   kLive,      // the whole range lies inside one live allocation
   kFreed,     // the range touches an allocation that has been freed
   kOverflow,  // starts in a live allocation but runs past its end
+  kUnmapped,  // touches a reserved virtual range where nothing is mapped
 };
+
+// Whether a copy touching a range in this state faults.
+inline bool IsFault(AddrState s) {
+  return s == AddrState::kFreed || s == AddrState::kOverflow || s == AddrState::kUnmapped;
+}
 
 struct AddrCheck {
   AddrState state = AddrState::kHost;
@@ -43,7 +54,7 @@ struct CopyFault {
   AddrCheck check;      // the faulting side's address check
 };
 
-const char* AddrStateName(AddrState state);  // "host", "live", "freed", "overflow"
+const char* AddrStateName(AddrState state);  // "host", "live", "freed", "overflow", "unmapped"
 
 // One line for logs and task-failure details: which side, address, size, and the allocation
 // it hit, e.g. "dst[0x7f..] size[0x80] touches freed memory (CCL input buffer, base[0x7f..],
@@ -74,6 +85,24 @@ class DeviceMemory {
   // into it fault from this moment on and nothing else can be placed there while the freed
   // record exists. Preferred for CCL buffers destroyed with work possibly in flight.
   aclError UnregisterAndUnmap(void* ptr);
+
+  // Virtual memory, for runtime/virtual_memory.cc, which logs nothing these log. The caller
+  // mapped [base, base+size) PROT_NONE; it is `device`'s reserved address space from now on.
+  aclError AddReservation(int32_t device, void* base, size_t size);
+  // ACL_ERROR_RT_PARAM_INVALID while a mapping lies inside. The runtime keeps the range
+  // reserved (PROT_NONE) as a freed record, so a later access is a use after release.
+  aclError RemoveReservation(void* base);
+  // Once [addr, addr+size) lies page-aligned, unmapped, inside one reservation of `device`,
+  // map_fn maps it (under the map's lock; false: it failed and logged why) and it is live.
+  aclError AddMapping(void* addr, size_t size, int32_t device, const std::string& purpose,
+                      const std::function<bool()>& map_fn);
+  // addr must be where a mapping starts; unmap_fn makes its pages the reservation's again,
+  // after every copy in progress finished. *size: the mapping's size.
+  aclError RemoveMapping(void* addr, const std::function<void()>& unmap_fn, size_t* size);
+  // Physical memory of aclrtMallocPhysical against the device budget
+  // (ACL_ERROR_RT_MEMORY_ALLOCATION when it would be exceeded).
+  aclError Charge(int32_t device, size_t size, const std::string& purpose);
+  void Uncharge(int32_t device, size_t size);
 
   // with_purpose=false: purpose stays empty (the per-op guards need it only for a fault report,
   // and copying it allocates when it is longer than the short-string buffer), and a range this

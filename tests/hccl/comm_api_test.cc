@@ -301,24 +301,45 @@ TEST(CommMemoryTest, RangesAndActivatedPiecesAreKeptConsistent) {
   HcclComm comm = OneRankComm();
   aclrtStream stream = nullptr;
   ASSERT_EQ(aclrtCreateStream(&stream), ACL_SUCCESS);
+  int32_t device = 0;
+  ASSERT_EQ(aclrtGetDevice(&device), ACL_SUCCESS);
+  // Virtual memory as HCCL's zero-copy callers make it: a reservation, pieces mapped into it.
   constexpr size_t kRange = 1 << 20;
   void* base = nullptr;
-  ASSERT_EQ(aclrtMalloc(&base, kRange, ACL_MEM_MALLOC_HUGE_FIRST), ACL_SUCCESS);
+  ASSERT_EQ(aclrtReserveMemAddress(&base, kRange, 0, nullptr, 0), ACL_SUCCESS);
   char* b = static_cast<char*>(base);
-  aclrtDrvMemHandle handle = reinterpret_cast<aclrtDrvMemHandle>(0x1000);
+  aclrtPhysicalMemProp prop{ACL_MEM_HANDLE_TYPE_NONE, ACL_MEM_ALLOCATION_TYPE_PINNED,
+                            ACL_HBM_MEM_HUGE, {static_cast<uint32_t>(device),
+                            ACL_MEM_LOCATION_TYPE_DEVICE}, 0};
+  aclrtDrvMemHandle handle = nullptr;  // 64 KiB at b
+  ASSERT_EQ(aclrtMallocPhysical(&handle, 65536, &prop, 0), ACL_SUCCESS);
+  ASSERT_EQ(aclrtMapMem(b, 65536, 0, handle, 0), ACL_SUCCESS);
+  aclrtDrvMemHandle straddling = nullptr;  // 8 KiB across the end of the range set below
+  ASSERT_EQ(aclrtMallocPhysical(&straddling, 8192, &prop, 0), ACL_SUCCESS);
+  ASSERT_EQ(aclrtMapMem(b + kRange / 2 - 4096, 8192, 0, straddling, 0), ACL_SUCCESS);
 
-  EXPECT_EQ(HcclCommActivateCommMemory(comm, b, 4096, 0, handle, 0), HCCL_E_PARA);  // no range
+  EXPECT_EQ(HcclCommActivateCommMemory(comm, b, 65536, 0, handle, 0), HCCL_E_PARA);  // no range
   EXPECT_TRUE(LogContains("is not inside a range set by HcclCommSetMemoryRange"));
-  EXPECT_EQ(HcclCommSetMemoryRange(comm, b, kRange, 0, 0), HCCL_SUCCESS);
+  EXPECT_EQ(HcclCommSetMemoryRange(comm, b, kRange / 2, 0, 0), HCCL_SUCCESS);
   EXPECT_EQ(HcclCommSetMemoryRange(comm, b + 4096, 4096, 0, 0), HCCL_E_PARA);  // overlaps
   EXPECT_TRUE(LogContains("overlaps the range set at"));
   EXPECT_EQ(HcclCommSetMemoryRange(comm, b + kRange, 4096, 1, 0), HCCL_E_PARA);  // alignment
   EXPECT_EQ(HcclCommSetMemoryRange(comm, b + kRange, 0, 0, 0), HCCL_E_PARA);     // size 0
 
+  // The handle must be a physical allocation mapped at exactly that address, that size.
+  aclrtDrvMemHandle foreign = reinterpret_cast<aclrtDrvMemHandle>(0x1000);
+  EXPECT_EQ(HcclCommActivateCommMemory(comm, b, 65536, 0, foreign, 0), HCCL_E_PARA);
+  EXPECT_TRUE(LogContains("is not a physical allocation of aclrtMallocPhysical"));
+  EXPECT_EQ(HcclCommActivateCommMemory(comm, b + 4096, 65536, 0, handle, 0), HCCL_E_PARA);
+  EXPECT_TRUE(LogContains("is mapped at"));
+  EXPECT_EQ(HcclCommActivateCommMemory(comm, b, 4096, 0, handle, 0), HCCL_E_PARA);
+  EXPECT_TRUE(LogContains("holds 0x10000 bytes, not 0x1000"));
+
   EXPECT_EQ(HcclCommActivateCommMemory(comm, b, 65536, 0, handle, 0), HCCL_SUCCESS);
-  EXPECT_EQ(HcclCommActivateCommMemory(comm, b + 32768, 65536, 0, handle, 0), HCCL_E_PARA);
+  EXPECT_EQ(HcclCommActivateCommMemory(comm, b, 65536, 0, handle, 0), HCCL_E_PARA);
   EXPECT_TRUE(LogContains("overlaps memory activated before"));
-  EXPECT_EQ(HcclCommActivateCommMemory(comm, b + kRange - 4096, 8192, 0, handle, 0), HCCL_E_PARA);
+  EXPECT_EQ(HcclCommActivateCommMemory(comm, b + kRange / 2 - 4096, 8192, 0, straddling, 0),
+            HCCL_E_PARA);
   EXPECT_TRUE(LogContains("ends past its range"));
   EXPECT_EQ(HcclCommActivateCommMemory(comm, b + 65536, 4096, 1, handle, 0), HCCL_E_PARA);
   EXPECT_EQ(HcclCommActivateCommMemory(comm, b + 65536, 4096, 0, nullptr, 0), HCCL_E_PTR);
@@ -342,7 +363,66 @@ TEST(CommMemoryTest, RangesAndActivatedPiecesAreKeptConsistent) {
   EXPECT_EQ(HcclCommUnsetMemoryRange(comm, b), HCCL_E_PARA);
   EXPECT_EQ(HcclCommDestroy(comm), HCCL_SUCCESS);
   EXPECT_EQ(HcclCommSetMemoryRange(comm, b, kRange, 0, 0), HCCL_E_PARA);  // destroyed
-  EXPECT_EQ(aclrtFree(base), ACL_SUCCESS);
+  EXPECT_EQ(aclrtUnmapMem(b), ACL_SUCCESS);
+  EXPECT_EQ(aclrtUnmapMem(b + kRange / 2 - 4096), ACL_SUCCESS);
+  EXPECT_EQ(aclrtFreePhysical(handle), ACL_SUCCESS);
+  EXPECT_EQ(aclrtFreePhysical(straddling), ACL_SUCCESS);
+  EXPECT_EQ(aclrtReleaseMemAddress(base), ACL_SUCCESS);
+  EXPECT_EQ(aclrtDestroyStream(stream), ACL_SUCCESS);
+}
+
+// hccl_test's zero-copy mode maps physical pieces into one reservation as its data grows and
+// then runs ops on buffers that span several of them: they are one range, a hole is not.
+TEST(CommMemoryTest, OpsMaySpanAdjacentMappingsButNotAHole) {
+  HcclComm comm = OneRankComm();
+  aclrtStream stream = nullptr;
+  ASSERT_EQ(aclrtCreateStream(&stream), ACL_SUCCESS);
+  int32_t device = 0;
+  ASSERT_EQ(aclrtGetDevice(&device), ACL_SUCCESS);
+  constexpr size_t kPiece = 64 << 10;
+  void* base = nullptr;
+  ASSERT_EQ(aclrtReserveMemAddress(&base, 8 * kPiece, 0, nullptr, 1), ACL_SUCCESS);
+  char* b = static_cast<char*>(base);
+  aclrtPhysicalMemProp prop{ACL_MEM_HANDLE_TYPE_NONE, ACL_MEM_ALLOCATION_TYPE_PINNED,
+                            ACL_HBM_MEM_HUGE, {static_cast<uint32_t>(device),
+                            ACL_MEM_LOCATION_TYPE_DEVICE}, 0};
+  std::vector<aclrtDrvMemHandle> pieces(4);
+  for (size_t i = 0; i < pieces.size(); ++i) {  // pieces 0-3 mapped; 4-7 are a hole
+    ASSERT_EQ(aclrtMallocPhysical(&pieces[i], kPiece, &prop, 0), ACL_SUCCESS);
+    ASSERT_EQ(aclrtMapMem(b + i * kPiece, kPiece, 0, pieces[i], 0), ACL_SUCCESS);
+  }
+  ASSERT_EQ(HcclCommSetMemoryRange(comm, b, 8 * kPiece, 0, 0), HCCL_SUCCESS);
+  for (size_t i = 0; i < pieces.size(); ++i) {
+    ASSERT_EQ(HcclCommActivateCommMemory(comm, b + i * kPiece, kPiece, 0, pieces[i], 0),
+              HCCL_SUCCESS);
+  }
+  // Send: piece 0 and half of 1; receive: the other half of 1 and piece 2.
+  constexpr uint64_t kCount = 3 * kPiece / 2 / sizeof(float);
+  float* in = reinterpret_cast<float*>(b);
+  float* out = reinterpret_cast<float*>(b + 3 * kPiece / 2);
+  for (uint64_t i = 0; i < kCount; ++i) in[i] = static_cast<float>(i % 1000);
+  ASSERT_EQ(HcclAllReduce(in, out, kCount, HCCL_DATA_TYPE_FP32, HCCL_REDUCE_SUM, comm, stream),
+            HCCL_SUCCESS);
+  ASSERT_EQ(aclrtSynchronizeStream(stream), ACL_SUCCESS);
+  EXPECT_EQ(out[kCount - 1], static_cast<float>((kCount - 1) % 1000));
+  // A receive buffer running from piece 3 into the hole after it faults like unmapped memory.
+  float* into_hole = reinterpret_cast<float*>(b + 3 * kPiece + kPiece / 2);
+  ASSERT_EQ(HcclAllReduce(in, into_hole, kPiece / sizeof(float), HCCL_DATA_TYPE_FP32,
+                          HCCL_REDUCE_SUM, comm, stream),
+            HCCL_SUCCESS);
+  EXPECT_EQ(aclrtSynchronizeStream(stream), ACL_ERROR_RT_SYS_DMA);
+  EXPECT_TRUE(LogContains("touches unmapped virtual memory"));
+
+  for (size_t i = 0; i < pieces.size(); ++i) {
+    EXPECT_EQ(HcclCommDeactivateCommMemory(comm, b + i * kPiece), HCCL_SUCCESS);
+  }
+  EXPECT_EQ(HcclCommUnsetMemoryRange(comm, b), HCCL_SUCCESS);
+  EXPECT_EQ(HcclCommDestroy(comm), HCCL_SUCCESS);
+  for (size_t i = 0; i < pieces.size(); ++i) {
+    EXPECT_EQ(aclrtUnmapMem(b + i * kPiece), ACL_SUCCESS);
+    EXPECT_EQ(aclrtFreePhysical(pieces[i]), ACL_SUCCESS);
+  }
+  EXPECT_EQ(aclrtReleaseMemAddress(base), ACL_SUCCESS);
   EXPECT_EQ(aclrtDestroyStream(stream), ACL_SUCCESS);
 }
 

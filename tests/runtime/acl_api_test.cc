@@ -337,7 +337,8 @@ TEST_F(AclApiTest, EveryBadInputReturnsTheCodeAndLogsOneLine) {
   EXPECT_ONE_ERROR(aclrtGetMemInfo(ACL_HBM_MEM, nullptr, nullptr), ACL_ERROR_INVALID_PARAM, "free");
   size_t f = 0;
   size_t t = 0;
-  EXPECT_ONE_ERROR(aclrtGetMemInfo(99, &f, &t), ACL_ERROR_RT_INVALID_MEMORY_TYPE, "attr");
+  EXPECT_ONE_ERROR(aclrtGetMemInfo(static_cast<aclrtMemAttr>(99), &f, &t),
+                   ACL_ERROR_RT_INVALID_MEMORY_TYPE, "attr");
 
   // Host memory.
   void* h = nullptr;
