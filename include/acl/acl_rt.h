@@ -13,6 +13,41 @@
 extern "C" {
 #endif
 
+/* aclrtCreateEventWithFlag / aclrtCreateEventExWithFlag flags (a bitmap). */
+#define ACL_EVENT_SYNC 0x00000001u                    /* waitable by other streams; resettable */
+#define ACL_EVENT_CAPTURE_STREAM_PROGRESS 0x00000002u /* not supported by Vigil */
+#define ACL_EVENT_TIME_LINE 0x00000008u               /* records timestamps (elapsed time) */
+#define ACL_EVENT_EXTERNAL 0x00000020u                /* not supported by Vigil */
+
+/* aclrtSetStreamFailureMode modes. */
+#define ACL_CONTINUE_ON_FAILURE 0x00000000u
+#define ACL_STOP_ON_FAILURE 0x00000001u
+
+typedef enum aclrtEventStatus {
+  ACL_EVENT_STATUS_COMPLETE = 0,
+  ACL_EVENT_STATUS_NOT_READY = 1,
+  ACL_EVENT_STATUS_RESERVED = 2,
+} aclrtEventStatus;
+
+typedef enum aclrtEventRecordedStatus {
+  ACL_EVENT_RECORDED_STATUS_NOT_READY = 0,
+  ACL_EVENT_RECORDED_STATUS_COMPLETE = 1,
+} aclrtEventRecordedStatus;
+
+typedef enum aclrtEventWaitStatus {
+  ACL_EVENT_WAIT_STATUS_COMPLETE = 0,
+  ACL_EVENT_WAIT_STATUS_NOT_READY = 1,
+  ACL_EVENT_WAIT_STATUS_RESERVED = 0xFFFF,
+} aclrtEventWaitStatus;
+
+/* aclrtSetDeviceSatMode: how float overflow is reported (kept per device; Vigil's reductions
+ * compute IEEE results, inf/nan, whatever the mode). */
+typedef enum aclrtFloatOverflowMode {
+  ACL_RT_OVERFLOW_MODE_SATURATION = 0,
+  ACL_RT_OVERFLOW_MODE_INFNAN = 1,
+  ACL_RT_OVERFLOW_MODE_UNDEF = 2,
+} aclrtFloatOverflowMode;
+
 typedef enum aclrtMemMallocPolicy {
   ACL_MEM_MALLOC_HUGE_FIRST = 0,
   ACL_MEM_MALLOC_HUGE_ONLY = 1,
@@ -20,6 +55,13 @@ typedef enum aclrtMemMallocPolicy {
   ACL_MEM_MALLOC_HUGE_FIRST_P2P = 3,
   ACL_MEM_MALLOC_HUGE_ONLY_P2P = 4,
   ACL_MEM_MALLOC_NORMAL_ONLY_P2P = 5,
+  ACL_MEM_MALLOC_HUGE1G_ONLY = 6,
+  ACL_MEM_MALLOC_HUGE1G_ONLY_P2P = 7,
+  /* Bits that may be or'ed into a policy. Vigil's device memory is host memory: both band
+   * widths are accepted; read-only device memory is not supported (an error). */
+  ACL_MEM_TYPE_LOW_BAND_WIDTH = 0x0100,
+  ACL_MEM_TYPE_HIGH_BAND_WIDTH = 0x1000,
+  ACL_MEM_ACCESS_USER_SPACE_READONLY = 0x100000U,
 } aclrtMemMallocPolicy;
 
 typedef enum aclrtMemcpyKind {
@@ -28,6 +70,9 @@ typedef enum aclrtMemcpyKind {
   ACL_MEMCPY_DEVICE_TO_HOST = 2,
   ACL_MEMCPY_DEVICE_TO_DEVICE = 3,
   ACL_MEMCPY_DEFAULT = 4, /* direction inferred from the addresses */
+  ACL_MEMCPY_HOST_TO_BUF_TO_DEVICE = 5,
+  ACL_MEMCPY_INNER_DEVICE_TO_DEVICE = 6,
+  ACL_MEMCPY_INTER_DEVICE_TO_DEVICE = 7,
 } aclrtMemcpyKind;
 
 /* aclrtGetMemInfo attributes; every one reports the device budget in Vigil. */
@@ -100,6 +145,8 @@ ACL_FUNC_VISIBILITY aclError aclrtResetDevice(int32_t deviceId);
 ACL_FUNC_VISIBILITY aclError aclrtGetDevice(int32_t* deviceId);
 ACL_FUNC_VISIBILITY aclError aclrtGetRunMode(aclrtRunMode* runMode);
 
+/* The allocation is the size rounded up to 32 bytes plus 32 bytes, as CANN documents: copies
+ * within that fit, one byte more faults. */
 ACL_FUNC_VISIBILITY aclError aclrtMalloc(void** devPtr, size_t size, aclrtMemMallocPolicy policy);
 ACL_FUNC_VISIBILITY aclError aclrtFree(void* devPtr);
 ACL_FUNC_VISIBILITY aclError aclrtMallocHost(void** hostPtr, size_t size);
@@ -139,12 +186,22 @@ ACL_FUNC_VISIBILITY aclError aclrtMemGetAllocationGranularity(aclrtPhysicalMemPr
                                                               aclrtMemGranularityOptions option,
                                                               size_t* granularity);
 
+/* Kept per device; see aclrtFloatOverflowMode. ACL_RT_OVERFLOW_MODE_INFNAN (the default) is
+ * what Vigil computes; ACL_RT_OVERFLOW_MODE_SATURATION is not supported (an error). */
+ACL_FUNC_VISIBILITY aclError aclrtSetDeviceSatMode(aclrtFloatOverflowMode mode);
+ACL_FUNC_VISIBILITY aclError aclrtGetDeviceSatMode(aclrtFloatOverflowMode* mode);
+
 ACL_FUNC_VISIBILITY aclError aclrtCreateStream(aclrtStream* stream);
 ACL_FUNC_VISIBILITY aclError aclrtDestroyStream(aclrtStream stream);
 ACL_FUNC_VISIBILITY aclError aclrtSynchronizeStream(aclrtStream stream);
 ACL_FUNC_VISIBILITY aclError aclrtSynchronizeStreamWithTimeout(aclrtStream stream,
                                                                int32_t timeout);
 ACL_FUNC_VISIBILITY aclError aclrtSynchronizeDevice(void);
+/* ACL_STOP_ON_FAILURE: after a failed task the stream drops what is queued behind it until the
+ * next synchronize returns the error (Vigil's default, unlike CANN's);
+ * ACL_CONTINUE_ON_FAILURE: the stream runs on, and the next synchronize still returns the first
+ * error. */
+ACL_FUNC_VISIBILITY aclError aclrtSetStreamFailureMode(aclrtStream stream, uint64_t mode);
 ACL_FUNC_VISIBILITY aclError aclrtSynchronizeDeviceWithTimeout(int32_t timeout);
 
 /* Contexts: one per aclrtCreateContext, bound to a device; setting one sets the device. */
@@ -153,12 +210,38 @@ ACL_FUNC_VISIBILITY aclError aclrtDestroyContext(aclrtContext context);
 ACL_FUNC_VISIBILITY aclError aclrtSetCurrentContext(aclrtContext context);
 ACL_FUNC_VISIBILITY aclError aclrtGetCurrentContext(aclrtContext* context);
 
+/* Events. aclrtCreateEvent's events record timestamps and may be waited on and reset; a wait
+ * waits for the record enqueued last before it (none: no wait). Events made with
+ * ACL_EVENT_SYNC are flags: a stream's wait blocks until the event is recorded (by any stream,
+ * later too) and not reset since, and aclrtResetEvent clears the flag when its stream reaches
+ * it. Without ACL_EVENT_SYNC an event cannot be waited on or reset; without
+ * ACL_EVENT_TIME_LINE it has no timestamps. The Ex events cannot be reset or queried. */
 ACL_FUNC_VISIBILITY aclError aclrtCreateEvent(aclrtEvent* event);
+ACL_FUNC_VISIBILITY aclError aclrtCreateEventWithFlag(aclrtEvent* event, uint32_t flag);
+ACL_FUNC_VISIBILITY aclError aclrtCreateEventExWithFlag(aclrtEvent* event, uint32_t flag);
 ACL_FUNC_VISIBILITY aclError aclrtDestroyEvent(aclrtEvent event);
 ACL_FUNC_VISIBILITY aclError aclrtRecordEvent(aclrtEvent event, aclrtStream stream);
+ACL_FUNC_VISIBILITY aclError aclrtResetEvent(aclrtEvent event, aclrtStream stream);
+/* Complete: recorded, its last record reached, and not reset since. */
+ACL_DEPRECATED_MESSAGE("aclrtQueryEvent is deprecated, use aclrtQueryEventStatus instead")
+ACL_FUNC_VISIBILITY aclError aclrtQueryEvent(aclrtEvent event, aclrtEventStatus* status);
+ACL_FUNC_VISIBILITY aclError aclrtQueryEventStatus(aclrtEvent event,
+                                                   aclrtEventRecordedStatus* status);
+/* Complete: no stream is waiting on the event now. */
+ACL_FUNC_VISIBILITY aclError aclrtQueryEventWaitStatus(aclrtEvent event,
+                                                       aclrtEventWaitStatus* status);
 ACL_FUNC_VISIBILITY aclError aclrtStreamWaitEvent(aclrtStream stream, aclrtEvent event);
 ACL_FUNC_VISIBILITY aclError aclrtSynchronizeEvent(aclrtEvent event);
 ACL_FUNC_VISIBILITY aclError aclrtSynchronizeEventWithTimeout(aclrtEvent event, int32_t timeout);
+/* Milliseconds between the moments the streams reached the two events' last records (the
+ * host's steady clock). ACL_ERROR_RT_INTERNAL_ERROR when an event was never recorded (CANN's
+ * "event recorder null"), ACL_ERROR_RT_EVENT_TIMESTAMP_INVALID when a record is not reached
+ * yet, was reset, or the event has no timestamps. */
+ACL_FUNC_VISIBILITY aclError aclrtEventElapsedTime(float* ms, aclrtEvent startEvent,
+                                                   aclrtEvent endEvent);
+/* The moment the stream reached the event's last record, in microseconds of the steady clock;
+ * errors as aclrtEventElapsedTime. */
+ACL_FUNC_VISIBILITY aclError aclrtEventGetTimestamp(aclrtEvent event, uint64_t* timestamp);
 
 #ifdef __cplusplus
 }

@@ -33,7 +33,10 @@ using vigil::api::ResolveStream;
 using vigil::rt::DeviceMemory;
 using vigil::rt::Stream;
 
-bool ValidKind(int kind) { return kind >= ACL_MEMCPY_HOST_TO_HOST && kind <= ACL_MEMCPY_DEFAULT; }
+// Every kind copies the same way here (host memory both sides): only the value is checked.
+bool ValidKind(int kind) {
+  return kind >= ACL_MEMCPY_HOST_TO_HOST && kind <= ACL_MEMCPY_INTER_DEVICE_TO_DEVICE;
+}
 
 // Host memory from aclrtMallocHost, tracked so a foreign or double aclrtFreeHost is caught.
 struct HostAllocs {
@@ -137,6 +140,39 @@ ACL_FUNC_VISIBILITY aclError aclrtGetDevice(int32_t* deviceId) {
   return ACL_SUCCESS;
 }
 
+ACL_FUNC_VISIBILITY const char* aclrtGetSocName(void) {
+  // Not an Ascend name on purpose: programs choose chip-specific paths by prefix ("Ascend910B"
+  // sets the saturation mode in hccl_test, "Ascend950" its CCU options, "Ascend310P" DDR
+  // memory) and take their generic path for a name they do not know, which fits a CPU device.
+  return "Vigil-CPU";
+}
+
+ACL_FUNC_VISIBILITY aclError aclrtSetDeviceSatMode(aclrtFloatOverflowMode mode) {
+  const int raw = RawEnum(mode);
+  REQUIRE_CURRENT_DEVICE("aclrtSetDeviceSatMode", dev);
+  if (raw == ACL_RT_OVERFLOW_MODE_SATURATION) {
+    VIGIL_RT_FAIL("aclrtSetDeviceSatMode failed: ACL_RT_OVERFLOW_MODE_SATURATION is not "
+                  "supported: Vigil's reductions give IEEE inf/nan on overflow (device {}).",
+                  dev);
+    return ACL_ERROR_RT_FEATURE_NOT_SUPPORT;
+  }
+  if (raw != ACL_RT_OVERFLOW_MODE_INFNAN) {
+    VIGIL_RT_FAIL("aclrtSetDeviceSatMode failed: param mode[{}] is not a valid "
+                  "aclrtFloatOverflowMode.",
+                  raw);
+    return ACL_ERROR_INVALID_PARAM;
+  }
+  return ACL_SUCCESS;
+}
+
+ACL_FUNC_VISIBILITY aclError aclrtGetDeviceSatMode(aclrtFloatOverflowMode* mode) {
+  CHECK_NOT_NULL("aclrtGetDeviceSatMode", mode);
+  REQUIRE_CURRENT_DEVICE("aclrtGetDeviceSatMode", dev);
+  (void)dev;
+  *mode = ACL_RT_OVERFLOW_MODE_INFNAN;  // the only mode (aclrtSetDeviceSatMode)
+  return ACL_SUCCESS;
+}
+
 ACL_FUNC_VISIBILITY aclError aclrtGetRunMode(aclrtRunMode* runMode) {
   CHECK_NOT_NULL("aclrtGetRunMode", runMode);
   *runMode = ACL_HOST;
@@ -150,13 +186,30 @@ ACL_FUNC_VISIBILITY aclError aclrtMalloc(void** devPtr, size_t size, aclrtMemMal
     return ACL_ERROR_INVALID_PARAM;
   }
   const int raw_policy = RawEnum(policy);
-  if (raw_policy < ACL_MEM_MALLOC_HUGE_FIRST || raw_policy > ACL_MEM_MALLOC_NORMAL_ONLY_P2P) {
-    VIGIL_RT_FAIL("aclrtMalloc failed: param policy[{}] is not a valid aclrtMemMallocPolicy.",
+  const int page_policy = raw_policy & 0xff;
+  const int type_bits = raw_policy & ~0xff;
+  constexpr int kTypes = ACL_MEM_TYPE_LOW_BAND_WIDTH | ACL_MEM_TYPE_HIGH_BAND_WIDTH;
+  if (page_policy > ACL_MEM_MALLOC_HUGE1G_ONLY_P2P ||
+      (type_bits & ~(kTypes | ACL_MEM_ACCESS_USER_SPACE_READONLY)) != 0) {
+    VIGIL_RT_FAIL("aclrtMalloc failed: param policy[{:#x}] is not a valid aclrtMemMallocPolicy.",
                   raw_policy);
     return ACL_ERROR_INVALID_PARAM;
   }
+  if ((type_bits & ACL_MEM_ACCESS_USER_SPACE_READONLY) != 0) {
+    VIGIL_RT_FAIL("aclrtMalloc failed: param policy[{:#x}]: ACL_MEM_ACCESS_USER_SPACE_READONLY is "
+                  "not supported by Vigil's CPU devices.",
+                  raw_policy);
+    return ACL_ERROR_RT_FEATURE_NOT_SUPPORT;
+  }
+  // CANN allocates the size aligned up to 32 bytes, plus 32 bytes.
+  constexpr size_t kAlign = 32;
+  const size_t real = (size + kAlign - 1) / kAlign * kAlign + kAlign;
+  if (real < size) {
+    VIGIL_RT_FAIL("aclrtMalloc failed: param size[{}] is too large.", size);
+    return ACL_ERROR_RT_MEMORY_ALLOCATION;
+  }
   REQUIRE_CURRENT_DEVICE("aclrtMalloc", dev);
-  return Guard("aclrtMalloc", [&] { return DeviceMemory::Instance().Alloc(dev, size, devPtr); });
+  return Guard("aclrtMalloc", [&] { return DeviceMemory::Instance().Alloc(dev, real, devPtr); });
 }
 
 ACL_FUNC_VISIBILITY aclError aclrtFree(void* devPtr) {
@@ -347,6 +400,22 @@ ACL_FUNC_VISIBILITY aclError aclrtDestroyStream(aclrtStream stream) {
   });
 }
 
+ACL_FUNC_VISIBILITY aclError aclrtSetStreamFailureMode(aclrtStream stream, uint64_t mode) {
+  if (mode != ACL_CONTINUE_ON_FAILURE && mode != ACL_STOP_ON_FAILURE) {
+    VIGIL_RT_FAIL("aclrtSetStreamFailureMode failed: param mode[{}] must be "
+                  "ACL_CONTINUE_ON_FAILURE (0) or ACL_STOP_ON_FAILURE (1).",
+                  mode);
+    return ACL_ERROR_INVALID_PARAM;
+  }
+  return Guard("aclrtSetStreamFailureMode", [&]() -> aclError {
+    std::shared_ptr<Stream> s;
+    aclError rc = ResolveStream("aclrtSetStreamFailureMode", stream, &s);
+    if (rc != ACL_SUCCESS) return rc;
+    s->SetStopOnFailure(mode == ACL_STOP_ON_FAILURE);
+    return ACL_SUCCESS;
+  });
+}
+
 ACL_FUNC_VISIBILITY aclError aclrtSynchronizeStreamWithTimeout(aclrtStream stream, int32_t timeout) {
   if (timeout < -1 || timeout == 0) {
     VIGIL_RT_FAIL("aclrtSynchronizeStreamWithTimeout failed: param timeout[{}] must be -1 "
@@ -447,92 +516,6 @@ ACL_FUNC_VISIBILITY aclError aclrtGetCurrentContext(aclrtContext* context) {
   }
   *context = tls_context;
   return ACL_SUCCESS;
-}
-
-ACL_FUNC_VISIBILITY aclError aclrtCreateEvent(aclrtEvent* event) {
-  CHECK_NOT_NULL("aclrtCreateEvent", event);
-  REQUIRE_CURRENT_DEVICE("aclrtCreateEvent", dev);
-  return Guard("aclrtCreateEvent", [&]() -> aclError {
-    *event = vigil::rt::CreateEvent();
-    return ACL_SUCCESS;
-  });
-}
-
-ACL_FUNC_VISIBILITY aclError aclrtDestroyEvent(aclrtEvent event) {
-  CHECK_NOT_NULL("aclrtDestroyEvent", event);
-  aclError rc = vigil::rt::DestroyEvent(event);
-  if (rc != ACL_SUCCESS) {
-    VIGIL_RT_FAIL("aclrtDestroyEvent failed: param event[{}] is not a valid event (unknown or "
-                  "destroyed).", event);
-  }
-  return rc;
-}
-
-ACL_FUNC_VISIBILITY aclError aclrtRecordEvent(aclrtEvent event, aclrtStream stream) {
-  CHECK_NOT_NULL("aclrtRecordEvent", event);
-  return Guard("aclrtRecordEvent", [&]() -> aclError {
-    auto ev = ResolveEvent("aclrtRecordEvent", event);
-    if (!ev) return ACL_ERROR_RT_PARAM_INVALID;
-    std::shared_ptr<Stream> s;
-    aclError rc = ResolveStream("aclrtRecordEvent", stream, &s);
-    if (rc != ACL_SUCCESS) return rc;
-    bool captured = false;  // graph capture: recorded for replays (runtime/stream_capture.h)
-    rc = vigil::rt::CaptureEventRecord(*s, ev, &captured);
-    if (rc != ACL_SUCCESS || captured) return rc;
-    uint64_t seq = ev->NextRecordSeq();
-    s->Enqueue(vigil::rt::TaskType::kEventRecord, [ev, seq](std::string*) {
-      ev->Complete(seq);
-      return ACL_SUCCESS;
-    });
-    return ACL_SUCCESS;
-  });
-}
-
-ACL_FUNC_VISIBILITY aclError aclrtStreamWaitEvent(aclrtStream stream, aclrtEvent event) {
-  CHECK_NOT_NULL("aclrtStreamWaitEvent", event);
-  return Guard("aclrtStreamWaitEvent", [&]() -> aclError {
-    auto ev = ResolveEvent("aclrtStreamWaitEvent", event);
-    if (!ev) return ACL_ERROR_RT_PARAM_INVALID;
-    std::shared_ptr<Stream> s;
-    aclError rc = ResolveStream("aclrtStreamWaitEvent", stream, &s);
-    if (rc != ACL_SUCCESS) return rc;
-    bool captured = false;  // graph capture: recorded for replays (runtime/stream_capture.h)
-    rc = vigil::rt::CaptureEventWait(*s, ev, &captured);
-    if (rc != ACL_SUCCESS || captured) return rc;
-    // Waits for the record enqueued last before this call; a never-recorded event is seq 0.
-    uint64_t seq = ev->LastRecordSeq();
-    s->Enqueue(vigil::rt::TaskType::kEventWait, [ev, seq](std::string*) {
-      ev->WaitFor(seq, -1);
-      return ACL_SUCCESS;
-    });
-    return ACL_SUCCESS;
-  });
-}
-
-ACL_FUNC_VISIBILITY aclError aclrtSynchronizeEventWithTimeout(aclrtEvent event, int32_t timeout) {
-  CHECK_NOT_NULL("aclrtSynchronizeEvent", event);
-  if (timeout < -1 || timeout == 0) {
-    VIGIL_RT_FAIL("aclrtSynchronizeEventWithTimeout failed: param timeout[{}] must be -1 "
-                  "(forever) or > 0 ms.", timeout);
-    return ACL_ERROR_INVALID_PARAM;
-  }
-  return Guard("aclrtSynchronizeEvent", [&]() -> aclError {
-    auto ev = ResolveEvent("aclrtSynchronizeEvent", event);
-    if (!ev) return ACL_ERROR_RT_PARAM_INVALID;
-    aclError rc = vigil::rt::CheckEventNotCaptured(ev.get(), "aclrtSynchronizeEvent");
-    if (rc != ACL_SUCCESS) return rc;
-    uint64_t seq = ev->LastRecordSeq();
-    if (!ev->WaitFor(seq, timeout)) {
-      VIGIL_RT_FAIL("aclrtSynchronizeEventWithTimeout failed: event[{}] record {} not complete "
-                    "after {} ms.", event, seq, timeout);
-      return ACL_ERROR_RT_EVENT_SYNC_TIMEOUT;
-    }
-    return ACL_SUCCESS;
-  });
-}
-
-ACL_FUNC_VISIBILITY aclError aclrtSynchronizeEvent(aclrtEvent event) {
-  return aclrtSynchronizeEventWithTimeout(event, -1);
 }
 
 }  // extern "C"

@@ -2,11 +2,13 @@
 #include "runtime/event.h"
 
 #include <algorithm>
+#include <atomic>
 #include <condition_variable>
 #include <mutex>
 #include <unordered_map>
 #include <vector>
 
+#include "acl/acl_rt.h"
 #include "runtime/device.h"
 #include "runtime/handle_quarantine.h"
 #include "runtime/stream.h"
@@ -16,20 +18,79 @@ namespace vigil::rt {
 struct Event::Impl {
   mutable std::mutex mu;
   std::condition_variable cv;
-  uint64_t reserved = 0;   // last record number handed out (host side)
-  uint64_t completed = 0;  // highest record number completed by a stream
+  uint64_t reserved = 0;    // last record number handed out (host side)
+  uint64_t completed = 0;   // highest record number completed by a stream
+  uint64_t reset_mark = 0;  // `completed` when a reset last ran: records up to it are cleared
+  std::chrono::steady_clock::time_point completed_at{};  // when `completed` was reached
+  std::atomic<uint64_t> waiters{0};
 };
 
 Event::Event() : impl_(std::make_unique<Impl>()) {}
+Event::Event(EventKind kind, uint32_t flags)
+    : impl_(std::make_unique<Impl>()), kind_(kind), flags_(flags) {}
 Event::~Event() = default;
 
+bool Event::Syncs() const {
+  return kind_ == EventKind::kDefault || (flags_ & ACL_EVENT_SYNC) != 0;
+}
+
+bool Event::Timestamps() const {
+  return kind_ == EventKind::kDefault || (flags_ & ACL_EVENT_TIME_LINE) != 0;
+}
+
 void Event::Complete(uint64_t seq) {
+  const auto now = std::chrono::steady_clock::now();
   {
     std::lock_guard<std::mutex> lock(impl_->mu);
-    impl_->completed = std::max(impl_->completed, seq);
+    if (seq > impl_->completed) {
+      impl_->completed = seq;
+      impl_->completed_at = now;
+    }
   }
   impl_->cv.notify_all();
 }
+
+bool Event::WaitRecorded(int64_t timeout_ms) {
+  std::unique_lock<std::mutex> lock(impl_->mu);
+  auto recorded = [&] { return impl_->completed > impl_->reset_mark; };
+  if (!recorded()) {
+    lock.unlock();
+    KickAllStreams();  // the record may be queued on a stream nobody synchronizes yet
+    lock.lock();
+  }
+  if (timeout_ms < 0) {
+    impl_->cv.wait(lock, recorded);
+    return true;
+  }
+  return impl_->cv.wait_for(lock, std::chrono::milliseconds(timeout_ms), recorded);
+}
+
+void Event::Reset() {
+  std::lock_guard<std::mutex> lock(impl_->mu);
+  impl_->reset_mark = impl_->completed;
+}
+
+Event::Status Event::GetStatus() const {
+  std::lock_guard<std::mutex> lock(impl_->mu);
+  if (impl_->reserved == 0) return Status::kNeverRecorded;
+  if (impl_->completed < impl_->reserved) return Status::kPending;
+  if (impl_->completed <= impl_->reset_mark) return Status::kReset;
+  return Status::kComplete;
+}
+
+bool Event::LastCompleteTime(std::chrono::steady_clock::time_point* at) const {
+  std::lock_guard<std::mutex> lock(impl_->mu);
+  if (impl_->reserved == 0 || impl_->completed < impl_->reserved ||
+      impl_->completed <= impl_->reset_mark) {
+    return false;
+  }
+  *at = impl_->completed_at;
+  return true;
+}
+
+void Event::AddWaiter() { impl_->waiters.fetch_add(1); }
+void Event::RemoveWaiter() { impl_->waiters.fetch_sub(1); }
+uint64_t Event::Waiters() const { return impl_->waiters.load(); }
 
 uint64_t Event::NextRecordSeq() {
   std::lock_guard<std::mutex> lock(impl_->mu);
@@ -85,8 +146,8 @@ std::shared_ptr<Event> EventRef(void* handle) {
   return it == Registry().events.end() ? nullptr : it->second.event;
 }
 
-Event* CreateEvent() {
-  auto event = HandleQuarantine<Event>::Make();
+Event* CreateEvent(EventKind kind, uint32_t flags) {
+  auto event = HandleQuarantine<Event>::Make(kind, flags);
   Event* raw = event.get();
   std::lock_guard<std::mutex> lock(Registry().mu);
   Registry().events.emplace(raw, EventEntry{std::move(event), CurrentDevice()});

@@ -224,6 +224,7 @@ struct Stream::Impl {
   // every task (a wake-up per op costs two context switches on a busy host).
   std::atomic<uint32_t> sync_wake_at{UINT32_MAX};
   std::atomic<bool> failing{false};  // drop tasks until the next Synchronize
+  std::atomic<bool> stop_on_failure{true};  // else a failure does not set `failing`
   std::thread worker;
 };
 
@@ -379,6 +380,8 @@ void Stream::Impl::RunBatch(Stream& stream, TaskQueue::Chunk* batch) {
   }
 }
 
+void Stream::SetStopOnFailure(bool stop) { impl_->stop_on_failure.store(stop); }
+
 void Stream::ReportFailure(const TaskFailInfo& info) {
   VIGIL_RT_FAIL(
       "Task execute failed, device_id={}, stream_id={}, task_id={}, task_type={}, retCode={:#x}"
@@ -393,7 +396,7 @@ void Stream::ReportFailure(const TaskFailInfo& info) {
   for (auto& cb : callbacks) (*cb)(info);
   std::lock_guard<std::mutex> lock(impl_->mu);
   if (impl_->first_error == ACL_SUCCESS) impl_->first_error = info.retcode;
-  impl_->failing.store(true);
+  if (impl_->stop_on_failure.load()) impl_->failing.store(true);
 }
 
 Stream::~Stream() {

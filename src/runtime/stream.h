@@ -90,6 +90,10 @@ class Stream {
   // host that waits on something else (an event, another stream) this stream's tasks may feed.
   void Kick();
 
+  // aclrtSetStreamFailureMode: stop (the default) drops the tasks queued behind a failed one
+  // until the next Synchronize; otherwise they run. Synchronize returns the first error either way.
+  void SetStopOnFailure(bool stop);
+
   // Tasks enqueued so far and tasks finished (run or dropped); for diagnostics.
   uint32_t LastTaskId() const;
   uint32_t CompletedTaskId() const;

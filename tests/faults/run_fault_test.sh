@@ -325,7 +325,7 @@ F10_small_buffer)
   expect_not 1 sync 0
   expect 1 async 15
   has 1 debug "Execution_Error_SDMA(EI0012)" "size:[0x400]"
-  has 1 debug "Task run failed, reason is user input buffer" "needs 1024 bytes but its allocation at" "holds only 16 bytes"
+  has 1 debug "Task run failed, reason is user input buffer" "needs 1024 bytes but its allocation at" "holds only 64 bytes"
   screen_has "Execution_Error_SDMA(EI0012)"
   ;;
 F10_freed_buffer)

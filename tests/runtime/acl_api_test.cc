@@ -116,6 +116,41 @@ TEST_F(AclApiTest, InitAndFinalize) {
   EXPECT_ONE_ERROR(aclInit(bad.c_str()), ACL_ERROR_PARSE_FILE, "configPath");
 }
 
+TEST_F(AclApiTest, SocNameSaturationModeAndMallocRounding) {
+  // A CPU device says so; programs then take their generic path (hccl_test compares prefixes).
+  ASSERT_NE(aclrtGetSocName(), nullptr);
+  EXPECT_STREQ(aclrtGetSocName(), "Vigil-CPU");
+  ASSERT_EQ(aclrtSetDevice(0), ACL_SUCCESS);
+  aclrtFloatOverflowMode mode = ACL_RT_OVERFLOW_MODE_UNDEF;
+  ASSERT_EQ(aclrtGetDeviceSatMode(&mode), ACL_SUCCESS);
+  EXPECT_EQ(mode, ACL_RT_OVERFLOW_MODE_INFNAN);
+  EXPECT_EQ(aclrtSetDeviceSatMode(ACL_RT_OVERFLOW_MODE_INFNAN), ACL_SUCCESS);
+  EXPECT_ONE_ERROR(aclrtSetDeviceSatMode(ACL_RT_OVERFLOW_MODE_SATURATION),
+                   ACL_ERROR_RT_FEATURE_NOT_SUPPORT, "SATURATION");
+  EXPECT_ONE_ERROR(aclrtSetDeviceSatMode(ACL_RT_OVERFLOW_MODE_UNDEF), ACL_ERROR_INVALID_PARAM,
+                   "mode");
+
+  // 100 bytes: CANN allocates 128 (aligned to 32) + 32 = 160; one byte more faults.
+  void* dev = nullptr;
+  ASSERT_EQ(aclrtMalloc(&dev, 100, ACL_MEM_MALLOC_HUGE1G_ONLY), ACL_SUCCESS);
+  std::vector<char> host(256, 'r');
+  EXPECT_EQ(aclrtMemcpy(dev, 160, host.data(), 160, ACL_MEMCPY_INNER_DEVICE_TO_DEVICE),
+            ACL_SUCCESS);
+  EXPECT_ONE_ERROR(aclrtMemcpy(dev, 161, host.data(), 161, ACL_MEMCPY_HOST_TO_DEVICE),
+                   ACL_ERROR_RT_SYS_DMA, "past the end");
+  EXPECT_EQ(aclrtFree(dev), ACL_SUCCESS);
+  ASSERT_EQ(aclrtMalloc(&dev, 64,
+                        static_cast<aclrtMemMallocPolicy>(ACL_MEM_MALLOC_HUGE_FIRST |
+                                                          ACL_MEM_TYPE_HIGH_BAND_WIDTH)),
+            ACL_SUCCESS);
+  EXPECT_EQ(aclrtFree(dev), ACL_SUCCESS);
+  EXPECT_ONE_ERROR(aclrtMalloc(&dev, 64, ACL_MEM_ACCESS_USER_SPACE_READONLY),
+                   ACL_ERROR_RT_FEATURE_NOT_SUPPORT, "READONLY");
+  EXPECT_ONE_ERROR(aclrtMalloc(&dev, 64, static_cast<aclrtMemMallocPolicy>(8)),
+                   ACL_ERROR_INVALID_PARAM, "policy");
+  EXPECT_EQ(aclrtResetDevice(0), ACL_SUCCESS);
+}
+
 TEST_F(AclApiTest, WorksWithoutAclInit) {
   ASSERT_EQ(aclrtSetDevice(0), ACL_SUCCESS);
   void* p = nullptr;
@@ -142,7 +177,7 @@ TEST_F(AclApiTest, MemcpyAndMemsetAreChecked) {
                    ACL_ERROR_INVALID_PARAM, "dst");
   EXPECT_ONE_ERROR(aclrtMemcpy(dev, 256, nullptr, 256, ACL_MEMCPY_HOST_TO_DEVICE),
                    ACL_ERROR_INVALID_PARAM, "src");
-  EXPECT_ONE_ERROR(aclrtMemcpy(dev, 256, host.data(), 256, static_cast<aclrtMemcpyKind>(7)),
+  EXPECT_ONE_ERROR(aclrtMemcpy(dev, 256, host.data(), 256, static_cast<aclrtMemcpyKind>(8)),
                    ACL_ERROR_INVALID_PARAM, "kind");
   // Past the end of the 256-byte allocation: an SDMA-style fault, nothing copied.
   EXPECT_ONE_ERROR(aclrtMemcpy(dev, 512, host.data(), 512, ACL_MEMCPY_HOST_TO_DEVICE),
@@ -325,7 +360,7 @@ TEST_F(AclApiTest, EveryBadInputReturnsTheCodeAndLogsOneLine) {
   EXPECT_ONE_ERROR(aclrtMalloc(nullptr, 16, ACL_MEM_MALLOC_HUGE_FIRST), ACL_ERROR_INVALID_PARAM,
                    "devPtr");
   EXPECT_ONE_ERROR(aclrtMalloc(&p, 0, ACL_MEM_MALLOC_HUGE_FIRST), ACL_ERROR_INVALID_PARAM, "size");
-  EXPECT_ONE_ERROR(aclrtMalloc(&p, 16, static_cast<aclrtMemMallocPolicy>(7)),
+  EXPECT_ONE_ERROR(aclrtMalloc(&p, 16, static_cast<aclrtMemMallocPolicy>(9)),
                    ACL_ERROR_INVALID_PARAM, "policy");
   EXPECT_ONE_ERROR(aclrtFree(nullptr), ACL_ERROR_INVALID_PARAM, "devPtr");
   int local = 0;
