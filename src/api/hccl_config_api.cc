@@ -123,10 +123,24 @@ HcclResult ApplyCommConfig(const char* api, const HcclCommConfig* user,
                        api, options->algo, Env().algo);
     }
   }
+  // Op retry per communicator, over HCCL_OP_RETRY_ENABLE / HCCL_OP_RETRY_PARAMS.
   if (present(8, VIGIL_FIELD_END(hcclRetryEnable)) && c.hcclRetryEnable[0] != '\0') {
-    HCCL_RUN_WARNING("[{}]config hcclRetryEnable[{}] has no effect: op retry is not per "
-                     "communicator here",
-                     api, Bounded(c.hcclRetryEnable, HCCL_COMM_RETRY_ENABLE_MAX_LENGTH));
+    const std::string text = Bounded(c.hcclRetryEnable, HCCL_COMM_RETRY_ENABLE_MAX_LENGTH);
+    const std::string expected = ParseOpRetryEnable(text, &options->retry);
+    if (!expected.empty()) {
+      return ArgError(api, HCCL_E_PARA,
+                      fmt::format("config hcclRetryEnable[{}] is invalid: expected {}", text,
+                                  expected));
+    }
+  }
+  if (present(8, VIGIL_FIELD_END(hcclRetryParams)) && c.hcclRetryParams[0] != '\0') {
+    const std::string text = Bounded(c.hcclRetryParams, HCCL_COMM_RETRY_PARAMS_MAX_LENGTH);
+    const std::string expected = ParseOpRetryParams(text, &options->retry);
+    if (!expected.empty()) {
+      return ArgError(api, HCCL_E_PARA,
+                      fmt::format("config hcclRetryParams[{}] is invalid: expected {}", text,
+                                  expected));
+    }
   }
   if (present(10, VIGIL_FIELD_END(hcclSymWinMaxMemSizePerRank))) {
     if (c.hcclSymWinMaxMemSizePerRank == 0) {
@@ -138,10 +152,11 @@ HcclResult ApplyCommConfig(const char* api, const HcclCommConfig* user,
 #undef VIGIL_FIELD_END
   HCCL_RUN_INFO("[{}]comm config: version[{}], size[{}], bufferSize[{}]M, deterministic[{}], "
                 "commName[{}], udi[{}], opExpansionMode[{}] (ops run on the host), "
-                "execTimeOut[{}]s, symWinMaxMemSizePerRank[{}]G",
+                "execTimeOut[{}]s, retryEnable[{}], retryParams[{}], symWinMaxMemSizePerRank[{}]G",
                 api, header.version, header.size, options->buffsize_mb, options->deterministic,
                 options->user_name, options->udi, options->op_expansion_mode,
-                options->exec_timeout_s, options->sym_win_max_gb);
+                options->exec_timeout_s, options->retry.EnableText(), options->retry.ParamsText(),
+                options->sym_win_max_gb);
   return HCCL_SUCCESS;
 }
 

@@ -191,6 +191,7 @@ HcclResult Communicator::Create(const CommOptions& options, std::shared_ptr<Comm
     }
   }
   comm->info_ = std::move(info);
+  comm->InitRetry();
   *out = std::move(comm);
   return HCCL_SUCCESS;
 }
@@ -315,7 +316,8 @@ HcclResult Communicator::Enqueue(std::shared_ptr<Communicator>&& comm, OpDesc&& 
 }
 
 HcclResult Communicator::EnsureLinks(const OpDesc& op, alg::Algo algo, const std::string& tag,
-                                     OpFailure* failure, bool* connected) {
+                                     OpFailure* failure, bool* connected,
+                                     const transport::ConnectPolicy* policy) {
   static_assert(
       static_cast<int>(OpType::kBarrier) * 8 + static_cast<int>(alg::Algo::kHierarchical) < 128,
       "established_bits_ holds every (op type, algorithm) pair");
@@ -337,10 +339,12 @@ HcclResult Communicator::EnsureLinks(const OpDesc& op, alg::Algo algo, const std
   }
   std::string error;
   *connected = true;
-  HcclResult rc = transport_->Connect(peers, tag, &error);
+  HcclResult rc = policy != nullptr ? transport_->Connect(peers, tag, &error, *policy)
+                                    : transport_->Connect(peers, tag, &error);
   if (rc != HCCL_SUCCESS) {
     failure->code = rc;
     failure->reason = error;
+    if (policy != nullptr) return rc;  // the op retry reports it
     if (rc == HCCL_E_MEMORY) {
       // *error is exactly EI0011's argument; the task-exception handler raises it.
       failure->kind = OpFailure::Kind::kResource;
@@ -559,171 +563,199 @@ aclError Communicator::Execute(const OpDesc& op, const OpRecord& record, alg::Al
   // from its end, as before.
   if (connected) start = SteadyClock::now();
 
-  // The comm's group, reused by every op (we hold exec_mu_): what differs per op is set below.
-  alg::Group& group = group_;
-  group.rank = rank();
-  group.size = size();
-  group.header = nullptr;
-  // A rank, once linked, keeps its link for the transport's life (never replaced or removed
-  // before the transport goes): only the ranks not linked yet are looked up (a lock each), and
-  // none once every one is.
-  if (!group_links_complete_) {
-    if (group.links.size() != size()) group.links.assign(size(), nullptr);
-    bool complete = true;
-    for (uint32_t r = 0; r < size(); ++r) {
-      if (r != rank() && group.links[r] == nullptr) group.links[r] = transport_->link(r);
-      if (r != rank() && group.links[r] == nullptr) complete = false;
-    }
-    group_links_complete_ = complete;
-  }
-  group.wait.spin = spin_wait_;
-  const uint32_t exec_timeout = options_.exec_timeout_s;
-  if (exec_timeout > 0) {
-    group.wait.deadline = start + std::chrono::seconds(exec_timeout);
-  }
-  group.wait.abort = &abort_;
-  group.tasks = tasks.get();
-  // The user buffers were checked above and the CCL buffer (the scratch) by the header copy.
-  group.ranges_checked_at = checked_at;
-
-  // A transfer of the check or of the algorithm failed: timeout, abort, or a broken link.
-  auto fail_transfer = [&](const transport::ProgressError& pe, HcclResult rc) {
-    failure.reason = pe.reason;
-    if (pe.link != nullptr) {
-      failure.remote_rank = pe.link->remote().rank;
-      failure.link_type = transport::LinkTypeName(pe.link->type());
-    }
-    if (pe.timed_out || rc == HCCL_E_TIMEOUT ||
-        (abort_.load() != 0 && rc == static_cast<HcclResult>(abort_.load()))) {
-      // This rank gives the op up: a late peer must not complete it with what we sent.
-      for (transport::Link* link : group.links) {
-        if (link != nullptr) link->AbandonOp();
+  // Op retry: the collective's sequence number (the ranks' shared name for it), and when retry
+  // is on its registration and the copy of in-place inputs. An attempt that ends in
+  // kRetryAttempt re-made the links: the op runs again.
+  const bool retry = retry_.on && IsCheckedOp(op.type);
+  const uint64_t seq = size() > 1 && IsCheckedOp(op.type) ? ++coll_seq_ : 0;
+  if (retry) RetryBeginOp(op, seq);
+  constexpr aclError kRetryAttempt = -1;
+  auto attempt = [&]() -> aclError {
+    if (retry && retry_.attempts > 0) start = SteadyClock::now();  // a new deadline
+    // The comm's group, reused by every op (we hold exec_mu_): what differs per op is set below.
+    alg::Group& group = group_;
+    group.rank = rank();
+    group.size = size();
+    group.header = nullptr;
+    // A rank, once linked, keeps its link for the transport's life (never replaced or removed
+    // before the transport goes): only the ranks not linked yet are looked up (a lock each), and
+    // none once every one is.
+    if (!group_links_complete_) {
+      if (group.links.size() != size()) group.links.assign(size(), nullptr);
+      bool complete = true;
+      for (uint32_t r = 0; r < size(); ++r) {
+        if (r != rank() && group.links[r] == nullptr) group.links[r] = transport_->link(r);
+        if (r != rank() && group.links[r] == nullptr) complete = false;
       }
+      group_links_complete_ = complete;
     }
-    if (pe.timed_out || rc == HCCL_E_TIMEOUT) {
-      // The timeout in force, for diagnose (F7: a rank later than HCCL_EXEC_TIMEOUT).
-      failure.reason += fmt::format(", timeout[{}s]", exec_timeout);
-      return fail(OpFailure::Kind::kTimeout, HCCL_E_TIMEOUT);
+    group.wait.spin = spin_wait_;
+    const uint32_t exec_timeout = options_.exec_timeout_s;
+    if (exec_timeout > 0) {
+      group.wait.deadline = start + std::chrono::seconds(exec_timeout);
     }
-    if (abort_.load() != 0 && rc == static_cast<HcclResult>(abort_.load())) {
-      return fail(OpFailure::Kind::kAbort, rc);
-    }
-    if (PeerClosed(pe.link)) {
-      // The peer gave this op up (op inconsistency, destroyed communicator, or it followed a
-      // peer of its own): follow it, so that every rank stops now.
+    group.wait.abort = &abort_;
+    group.wait.abort2 = retry ? &retry_.interrupt : nullptr;
+    group.tasks = tasks.get();
+    // The user buffers were checked above and the CCL buffer (the scratch) by the header copy.
+    group.ranges_checked_at = checked_at;
+
+    // A transfer of the check or of the algorithm failed: timeout, abort, or a broken link.
+    auto fail_transfer = [&](const transport::ProgressError& pe, HcclResult rc) {
+      if (retry) {
+        const RetryStep step = RetryAfterFailure(op, record, algo, pe, rc, &failure);
+        if (step == RetryStep::kRetried) return kRetryAttempt;
+        if (step == RetryStep::kFailed) return fail(failure.kind, failure.code);
+      } else if (retry_.on) {
+        ReportHeldLinkErrors();
+      }
+      failure.reason = pe.reason;
+      if (pe.link != nullptr) {
+        failure.remote_rank = pe.link->remote().rank;
+        failure.link_type = transport::LinkTypeName(pe.link->type());
+      }
+      if (pe.timed_out || rc == HCCL_E_TIMEOUT ||
+          (abort_.load() != 0 && rc == static_cast<HcclResult>(abort_.load()))) {
+        // This rank gives the op up: a late peer must not complete it with what we sent.
+        for (transport::Link* link : group.links) {
+          if (link != nullptr) link->AbandonOp();
+        }
+      }
+      if (pe.timed_out || rc == HCCL_E_TIMEOUT) {
+        // The timeout in force, for diagnose (F7: a rank later than HCCL_EXEC_TIMEOUT).
+        failure.reason += fmt::format(", timeout[{}s]", exec_timeout);
+        return fail(OpFailure::Kind::kTimeout, HCCL_E_TIMEOUT);
+      }
+      if (abort_.load() != 0 && rc == static_cast<HcclResult>(abort_.load())) {
+        return fail(OpFailure::Kind::kAbort, rc);
+      }
+      if (PeerClosed(pe.link)) {
+        // The peer gave this op up (op inconsistency, destroyed communicator, or it followed a
+        // peer of its own): follow it, so that every rank stops now.
+        failure.reason = fmt::format(
+            "peer rank[{}] closed its links while this op was exchanging data with it ({}); it "
+            "gave the op up after an error of its own (see its log)",
+            failure.remote_rank, pe.reason);
+        CloseLinks(fmt::format("peer rank[{}] closed its links during op tag[{}] index[{}]",
+                               failure.remote_rank, record.tag(), record.index));
+        return fail(OpFailure::Kind::kAbort, HCCL_E_REMOTE);
+      }
+      if (rc == HCCL_E_REMOTE || rc == HCCL_E_TCP_TRANSFER || rc == HCCL_E_NETWORK) {
+        return fail(OpFailure::Kind::kLink, HCCL_E_REMOTE);
+      }
+      return fail(OpFailure::Kind::kOther, rc);
+    };
+
+    // A mismatch the op-consistency check found: EI0005, and the links close so every rank stops.
+    // Vigil's line names both sides; HCCL's "CMD information" lines follow for its grep habits.
+    auto fail_mismatch = [&](const ConsistencyResult& check) {
+      HCCL_ERROR(
+          "[TaskExecStage][InvalidArgument]op inconsistent in communicator[{}] index[{}]: "
+          "local rank[{}] {} tag[{}] streamId[{}]; remote rank[{}] {}; parameter[{}] local[{}] "
+          "remote[{}]",
+          identifier(), record.index, rank(), check.local_desc, record.tag(), record.stream_id,
+          check.remote_rank, check.remote_desc, check.what.parameter, check.what.local,
+          check.what.remote);
+      for (const Mismatch& h : check.hccl) {
+        const std::string suffix = h.parameter == "tag" ? "_" + identifier() : std::string();
+        HCCL_ERROR("{}{}", kCmdCheckFailStage,
+                   RenderCmdCheckFail(h.parameter, h.local + suffix, h.remote + suffix));
+      }
+      log::ScreenError("EI0005", {std::string(OpTypeName(op.type)), identifier(),
+                                  check.what.parameter, check.what.local, check.what.remote});
+      failure.remote_rank = check.remote_rank;
       failure.reason = fmt::format(
-          "peer rank[{}] closed its links while this op was exchanging data with it ({}); it "
-          "gave the op up after an error of its own (see its log)",
-          failure.remote_rank, pe.reason);
-      CloseLinks(fmt::format("peer rank[{}] closed its links during op tag[{}] index[{}]",
-                             failure.remote_rank, record.tag(), record.index));
-      return fail(OpFailure::Kind::kAbort, HCCL_E_REMOTE);
-    }
-    if (rc == HCCL_E_REMOTE || rc == HCCL_E_TCP_TRANSFER || rc == HCCL_E_NETWORK) {
-      return fail(OpFailure::Kind::kLink, HCCL_E_REMOTE);
-    }
-    return fail(OpFailure::Kind::kOther, rc);
-  };
+          "op inconsistent with rank[{}]: parameter[{}] local[{}] "
+          "remote[{}]",
+          check.remote_rank, check.what.parameter, check.what.local, check.what.remote);
+      CloseLinks(fmt::format("op tag[{}] index[{}] is inconsistent with rank[{}]", record.tag(),
+                             record.index, check.remote_rank));
+      return fail(OpFailure::Kind::kParam, HCCL_E_PARA);
+    };
 
-  // A mismatch the op-consistency check found: EI0005, and the links close so every rank stops.
-  // Vigil's line names both sides; HCCL's "CMD information" lines follow for its grep habits.
-  auto fail_mismatch = [&](const ConsistencyResult& check) {
-    HCCL_ERROR(
-        "[TaskExecStage][InvalidArgument]op inconsistent in communicator[{}] index[{}]: "
-        "local rank[{}] {} tag[{}] streamId[{}]; remote rank[{}] {}; parameter[{}] local[{}] "
-        "remote[{}]",
-        identifier(), record.index, rank(), check.local_desc, record.tag(), record.stream_id,
-        check.remote_rank, check.remote_desc, check.what.parameter, check.what.local,
-        check.what.remote);
-    for (const Mismatch& h : check.hccl) {
-      const std::string suffix = h.parameter == "tag" ? "_" + identifier() : std::string();
-      HCCL_ERROR("{}{}", kCmdCheckFailStage,
-                 RenderCmdCheckFail(h.parameter, h.local + suffix, h.remote + suffix));
+    // The fingerprints ride on the algorithm's first transfers (consistency.h). Hierarchical ops
+    // run phases on sub-groups that carry no header: for them the exchange is a round of its own.
+    // The headers travel whether the check is on or not (consistency.h): off only silences the
+    // report, and a mismatch then waits out HCCL_EXEC_TIMEOUT as HCCL's notify waits do.
+    const bool report = consistency_check_.load();
+    auto fail_check = [&](const ConsistencyResult& check) {
+      if (report) return fail_mismatch(check);
+      const transport::ProgressError pe = WaitOut(check.remote_rank, group);
+      return fail_transfer(pe, pe.code);
+    };
+    // A peer retries this op before this rank's attempt moved anything: join it.
+    transport::ProgressError asked;
+    asked.code = HCCL_E_AGAIN;
+    asked.reason = "a peer retries this op";
+    if (retry && retry_.interrupt.load() != 0) return fail_transfer(asked, HCCL_E_AGAIN);
+    FingerprintHeader* fingerprint = nullptr;
+    P2pHeader* p2p = nullptr;
+    if (size() > 1 && IsCheckedOp(op.type)) {
+      fingerprint = &fingerprint_;
+      fingerprint->Reset(MakeFingerprint(op, record.index, seq, rank()), rank(), size(),
+                         report);
+      if (algo == alg::Algo::kHierarchical) {
+        ConsistencyResult check;
+        HcclResult crc = ExchangeFingerprints(fingerprint->mine(), rank(), size(), group.links,
+                                              group.wait, &check);
+        if (crc != HCCL_SUCCESS && !check.mismatch) return fail_transfer(check.progress, crc);
+        if (crc != HCCL_SUCCESS) return fail_check(check);
+        fingerprint = nullptr;
+      } else {
+        group.header = fingerprint->header();
+      }
+    } else if (size() > 1 && IsP2pOp(op.type)) {
+      p2p = &p2p_;
+      p2p->Reset(op, record.index, rank(), size(), report);
+      group.header = p2p->header();
     }
-    log::ScreenError("EI0005", {std::string(OpTypeName(op.type)), identifier(),
-                                check.what.parameter, check.what.local, check.what.remote});
-    failure.remote_rank = check.remote_rank;
-    failure.reason = fmt::format(
-        "op inconsistent with rank[{}]: parameter[{}] local[{}] "
-        "remote[{}]",
-        check.remote_rank, check.what.parameter, check.what.local, check.what.remote);
-    CloseLinks(fmt::format("op tag[{}] index[{}] is inconsistent with rank[{}]", record.tag(),
-                           record.index, check.remote_rank));
-    return fail(OpFailure::Kind::kParam, HCCL_E_PARA);
-  };
 
-  // The fingerprints ride on the algorithm's first transfers (consistency.h). Hierarchical ops
-  // run phases on sub-groups that carry no header: for them the exchange is a round of its own.
-  // The headers travel whether the check is on or not (consistency.h): off only silences the
-  // report, and a mismatch then waits out HCCL_EXEC_TIMEOUT as HCCL's notify waits do.
-  const bool report = consistency_check_.load();
-  auto fail_check = [&](const ConsistencyResult& check) {
-    if (report) return fail_mismatch(check);
-    const transport::ProgressError pe = WaitOut(check.remote_rank, group);
-    return fail_transfer(pe, pe.code);
-  };
-  FingerprintHeader* fingerprint = nullptr;
-  P2pHeader* p2p = nullptr;
-  if (size() > 1 && IsCheckedOp(op.type)) {
-    fingerprint = &fingerprint_;
-    fingerprint->Reset(MakeFingerprint(op, record.index, ++coll_seq_, rank()), rank(), size(),
-                       report);
-    if (algo == alg::Algo::kHierarchical) {
+    for (transport::Link* link : group.links) {
+      if (link != nullptr) link->MarkOpStart();
+    }
+    alg::AlgResult& result = alg_result_;  // the algorithm's Ctx resets it
+    HcclResult rc = RunAlgorithm(op, algo, plan, group, &result);
+    if (rc != HCCL_SUCCESS && fingerprint) fingerprint->SettleAfterFailure();
+    if (fingerprint && fingerprint->result().mismatch) return fail_mismatch(fingerprint->result());
+    if (p2p && p2p->result().mismatch) return fail_mismatch(p2p->result());
+    if (rc == HCCL_SUCCESS && fingerprint && !fingerprint->exchanged()) {
+      // The algorithm moved nothing on this rank (count 0): the neighbours still expect a frame.
       ConsistencyResult check;
       HcclResult crc = ExchangeFingerprints(fingerprint->mine(), rank(), size(), group.links,
                                             group.wait, &check);
       if (crc != HCCL_SUCCESS && !check.mismatch) return fail_transfer(check.progress, crc);
       if (crc != HCCL_SUCCESS) return fail_check(check);
-      fingerprint = nullptr;
-    } else {
-      group.header = fingerprint->header();
     }
-  } else if (size() > 1 && IsP2pOp(op.type)) {
-    p2p = &p2p_;
-    p2p->Reset(op, record.index, rank(), size(), report);
-    group.header = p2p->header();
-  }
-
-  for (transport::Link* link : group.links) {
-    if (link != nullptr) link->MarkOpStart();
-  }
-  alg::AlgResult& result = alg_result_;  // the algorithm's Ctx resets it
-  HcclResult rc = RunAlgorithm(op, algo, plan, group, &result);
-  if (rc != HCCL_SUCCESS && fingerprint) fingerprint->SettleAfterFailure();
-  if (fingerprint && fingerprint->result().mismatch) return fail_mismatch(fingerprint->result());
-  if (p2p && p2p->result().mismatch) return fail_mismatch(p2p->result());
-  if (rc == HCCL_SUCCESS && fingerprint && !fingerprint->exchanged()) {
-    // The algorithm moved nothing on this rank (count 0): the neighbours still expect a frame.
-    ConsistencyResult check;
-    HcclResult crc =
-        ExchangeFingerprints(fingerprint->mine(), rank(), size(), group.links, group.wait, &check);
-    if (crc != HCCL_SUCCESS && !check.mismatch) return fail_transfer(check.progress, crc);
-    if (crc != HCCL_SUCCESS) return fail_check(check);
-  }
-  if (rc != HCCL_SUCCESS) {
-    if (!result.copy.faulted) return fail_transfer(result.progress, rc);
-    failure.reason = result.progress.reason;
-    if (result.progress.link != nullptr) {
-      failure.remote_rank = result.progress.link->remote().rank;
-      failure.link_type = transport::LinkTypeName(result.progress.link->type());
+    if (rc != HCCL_SUCCESS) {
+      if (!result.copy.faulted) return fail_transfer(result.progress, rc);
+      failure.reason = result.progress.reason;
+      if (result.progress.link != nullptr) {
+        failure.remote_rank = result.progress.link->remote().rank;
+        failure.link_type = transport::LinkTypeName(result.progress.link->type());
+      }
+      failure.copy_src = result.copy_src;
+      failure.copy_dst = result.copy_dst;
+      failure.copy_bytes = result.copy_bytes;
+      failure.faulting_buffer = result.copy.check.purpose.empty() ? std::string("device memory")
+                                                                  : result.copy.check.purpose;
+      if (failure.reason.empty()) {
+        failure.reason = fmt::format("copy of {} bytes hit {} memory at {}", result.copy_bytes,
+                                     result.copy.check.state == rt::AddrState::kFreed ? "freed"
+                                                                                      : "unmapped",
+                                     PtrText(result.copy.on_dst ? result.copy_dst
+                                                                : result.copy_src));
+      }
+      return fail(OpFailure::Kind::kCopyFault, HCCL_E_RUNTIME);
     }
-    failure.copy_src = result.copy_src;
-    failure.copy_dst = result.copy_dst;
-    failure.copy_bytes = result.copy_bytes;
-    failure.faulting_buffer = result.copy.check.purpose.empty() ? std::string("device memory")
-                                                                : result.copy.check.purpose;
-    if (failure.reason.empty()) {
-      failure.reason = fmt::format("copy of {} bytes hit {} memory at {}", result.copy_bytes,
-                                   result.copy.check.state == rt::AddrState::kFreed ? "freed"
-                                                                                    : "unmapped",
-                                   PtrText(result.copy.on_dst ? result.copy_dst
-                                                              : result.copy_src));
-    }
-    return fail(OpFailure::Kind::kCopyFault, HCCL_E_RUNTIME);
+    if (retry && !RetryCommit(record)) return fail_transfer(asked, HCCL_E_AGAIN);
+    if (tasks) NotifyTasks(record, tasks);
+    NotifyFinish(record, HCCL_SUCCESS, nullptr);
+    return ACL_SUCCESS;
+  };
+  for (;;) {
+    const aclError r = attempt();
+    if (r != kRetryAttempt) return r;
   }
-  if (tasks) NotifyTasks(record, tasks);
-  NotifyFinish(record, HCCL_SUCCESS, nullptr);
-  return ACL_SUCCESS;
 }
 
 }  // namespace vigil::comm

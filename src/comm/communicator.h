@@ -11,6 +11,7 @@
 #include <array>
 #include <atomic>
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -19,11 +20,13 @@
 #include <vector>
 
 #include "algorithm/hierarchical.h"
+#include "common/env_config.h"
 #include "bootstrap/root_info.h"
 #include "comm/consistency.h"
 #include "comm/exec_mutex.h"
 #include "comm/memory_ranges.h"
 #include "comm/op.h"
+#include "comm/op_retry.h"
 #include "runtime/stream.h"
 #include "transport/link.h"
 
@@ -44,6 +47,8 @@ struct CommOptions {
   uint64_t sym_win_max_gb = 16;   // hcclSymWinMaxMemSizePerRank
   int32_t device = 0;
   std::string host_ip;  // the links' address; "" = picked (HCCL_IF_IP, HCCL_SOCKET_IFNAME, ...)
+  // HCCL_OP_RETRY_ENABLE / HCCL_OP_RETRY_PARAMS, or the config's hcclRetryEnable/Params.
+  OpRetryConfig retry = Env().op_retry;
 };
 
 // Why Create failed, so the API layer can raise the right EI code.
@@ -115,6 +120,15 @@ class Communicator : public std::enable_shared_from_this<Communicator> {
   bool consistency_check() const { return consistency_check_.load(); }
   void set_consistency_check(bool on) { consistency_check_.store(on); }
 
+  // ---- op retry (comm/op_retry.h) ----
+  bool retry_enabled() const { return retry_.on; }
+  // The heartbeat's liveness probe: whether rank `r` has exited (blocks <= 600 ms).
+  void set_peer_exited_probe(std::function<bool(uint32_t)> probe);
+  // A data link's error, from the heartbeat (any thread): true when an op retry takes it over
+  // (the link's level is covered), so no ERROR CQE is raised now; a retry that gives up
+  // reports it then (Transport::ReportLinkError).
+  bool HoldLinkErrorForRetry(const transport::LinkError& error);
+
  private:
   explicit Communicator(const CommOptions& options);
   // `algo` and `plan`: what Enqueue picked (and named in the op's record).
@@ -136,8 +150,11 @@ class Communicator : public std::enable_shared_from_this<Communicator> {
     return (established_bits_[bit / 64].load(std::memory_order_acquire) >> (bit % 64)) & 1;
   }
   // *connected: set when it had to connect (the op's start time is then stale).
+  // `policy`: how Connect waits (null: HCCL_CONNECT_TIMEOUT); an op retry re-making links
+  // reports its own failure (no EI0006).
   HcclResult EnsureLinks(const OpDesc& op, alg::Algo algo, const std::string& tag,
-                         OpFailure* failure, bool* connected);
+                         OpFailure* failure, bool* connected,
+                         const transport::ConnectPolicy* policy = nullptr);
   void RecordError(HcclResult code);
   // Before the data exchange: the fingerprint exchange with the ring neighbours. HCCL_SUCCESS
   // or the failure (filled) to end the op with.
@@ -149,6 +166,25 @@ class Communicator : public std::enable_shared_from_this<Communicator> {
   // The check is off and a separate fingerprint exchange found `peer` in another op: wait as
   // a held transfer would (deadline or abort) and say so.
   transport::ProgressError WaitOut(uint32_t peer, const alg::Group& group);
+
+  // ---- op retry (op_retry.cc) ----
+  enum class RetryStep { kRetried, kFailed, kNotRetryable };
+  void InitRetry();
+  transport::NoticeVerdict OnRetryNotice(const transport::RetryNotice& notice);
+  // At a collective's start (seq: its sequence number): registers it, copies in-place inputs.
+  void RetryBeginOp(const OpDesc& op, uint64_t seq);
+  // An attempt failed (pe, rc): re-makes the links and restores the inputs (kRetried: run the
+  // op again), or gives up (kFailed: *failure says why, the op fails with failure->code), or
+  // the failure is none a retry covers (kNotRetryable: fail as without retry).
+  RetryStep RetryAfterFailure(const OpDesc& op, const OpRecord& record, alg::Algo algo,
+                              const transport::ProgressError& pe, HcclResult rc,
+                              OpFailure* failure);
+  // The attempt succeeded: false when a peer asked for a retry of this op meanwhile (the op must
+  // run again with it); else the op is complete (logs the recovery if it took retries).
+  bool RetryCommit(const OpRecord& record);
+  // The op failed without a retry (or gave it up): link errors held for it are reported now,
+  // and until the next op.
+  void ReportHeldLinkErrors();
 
   CommOptions options_;
   std::vector<bootstrap::RankInfo> ranks_;
@@ -179,6 +215,7 @@ class Communicator : public std::enable_shared_from_this<Communicator> {
   std::set<std::pair<uint32_t, uint32_t>> reported_stream_pairs_;
 
   std::atomic<bool> consistency_check_{true};
+  OpRetryState retry_;
   bool diagnose_enable_ = false;  // HCCL_DIAGNOSE_ENABLE: record every op's tasks
   uint64_t coll_seq_ = 0;  // collectives that reached the check; under exec_mu_
   // Per-op records reused under exec_mu_ instead of built per op (their strings): the failure

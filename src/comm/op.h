@@ -158,4 +158,18 @@ struct OpFailure {
   int32_t remote_device = -1;
 };
 
+// One step of an op retry (comm/op_retry.h), for the flight recorder and logs.
+struct RetryEvent {
+  enum class Kind { kBegin, kRecovered, kFailed } kind = Kind::kBegin;
+  uint32_t attempt = 0;   // kBegin: the attempt that failed; else attempts made in all
+  uint32_t max_cnt = 0;   // HCCL_OP_RETRY_PARAMS MaxCnt
+  uint32_t epoch = 0;     // the links' epoch after it
+  uint32_t end_a = 0;     // the broken link's ends
+  uint32_t end_b = 0;
+  uint32_t origin = 0;    // the rank that started the retry
+  WallClock::time_point time;
+  uint64_t lost_us = 0;   // kRecovered / kFailed: from the first failure to the end
+  std::string reason;
+};
+
 }  // namespace vigil::comm

@@ -40,4 +40,8 @@ void NotifyTasks(const OpRecord& op, const std::shared_ptr<alg::TaskLog>& tasks)
   for (size_t i = 0, n = g_count.load(); i < n; ++i) g_observers[i].load()->OnTasks(op, tasks);
 }
 
+void NotifyRetry(const OpRecord& op, const RetryEvent& event) {
+  for (size_t i = 0, n = g_count.load(); i < n; ++i) g_observers[i].load()->OnRetry(op, event);
+}
+
 }  // namespace vigil::comm

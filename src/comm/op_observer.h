@@ -27,6 +27,12 @@ class OpObserver {
     (void)tasks;
   }
 
+  // An op retry began, recovered or gave up (comm/op_retry.h), on the op's thread.
+  virtual void OnRetry(const OpRecord& op, const RetryEvent& event) {
+    (void)op;
+    (void)event;
+  }
+
   // This observer's slot in CommInfo::observer_state (kMaxOpObservers until registered).
   size_t slot() const { return slot_; }
   // This observer's per-communicator state of the op's communicator (null until it stores some).
@@ -48,5 +54,6 @@ void NotifyEnqueue(const OpRecord& op);
 void NotifyStart(const OpRecord& op, SteadyClock::time_point now);
 void NotifyFinish(const OpRecord& op, HcclResult result, const OpFailure* failure);
 void NotifyTasks(const OpRecord& op, const std::shared_ptr<alg::TaskLog>& tasks);
+void NotifyRetry(const OpRecord& op, const RetryEvent& event);
 
 }  // namespace vigil::comm

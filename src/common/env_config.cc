@@ -263,6 +263,14 @@ bool EnvConfig::Load(std::string* error) {
   l.Bool("HCCL_WHITELIST_DISABLE", &whitelist_disable);
   l.String("HCCL_DFS_CONFIG", &dfs_config,
            [this](const std::string& v) { return ParseDfsConfig(v, this); });
+  {
+    std::string text = op_retry.EnableText();
+    l.String("HCCL_OP_RETRY_ENABLE", &text,
+             [this](const std::string& v) { return ParseOpRetryEnable(v, &op_retry); });
+    text = op_retry.ParamsText();
+    l.String("HCCL_OP_RETRY_PARAMS", &text,
+             [this](const std::string& v) { return ParseOpRetryParams(v, &op_retry); });
+  }
   // CANN log variables.
   log_path = DefaultLogRoot();
   l.String("ASCEND_PROCESS_LOG_PATH", &log_path, [](const std::string&) { return std::string(); });

@@ -9,6 +9,8 @@
 #include <string>
 #include <vector>
 
+#include "common/op_retry_config.h"
+
 namespace vigil {
 
 struct EnvConfig {
@@ -31,6 +33,9 @@ struct EnvConfig {
   // task_monitor_interval [0, 7200000] ms. Vigil checks op consistency by default (HCCL: off).
   std::string dfs_config;
   uint32_t connection_fault_detection_s = 20;
+  // HCCL_OP_RETRY_ENABLE ("L0:0,L1:0,L2:0") and HCCL_OP_RETRY_PARAMS
+  // ("MaxCnt:1,HoldTime:5000,IntervalTime:1000"): see common/op_retry_config.h.
+  OpRetryConfig op_retry;
   bool cluster_heartbeat = true;
   bool stuck_detection = true;
   bool inconsistent_check = true;

@@ -102,6 +102,9 @@ void Heartbeat::Impl::Attach(const std::shared_ptr<comm::Communicator>& comm) {
   std::weak_ptr<CommEntry> weak = e;
   comm->transport()->SetLinkErrorObserver(
       [this, weak](const transport::LinkError& err) { OnLinkError(weak, err); });
+  // Op retry asks whether a broken link's peer lives before it holds the op (comm/op_retry.h).
+  comm->set_peer_exited_probe(
+      [this, id = e->identifier](uint32_t r) { return PeerExited(id, r); });
   HCCL_RUN_INFO(
       "[Heartbeat]attach communicator [{}] rank[{}] uid[{}] neighbours[{}] "
       "maintenance links[{}]",

@@ -222,6 +222,15 @@ void Heartbeat::Impl::OnLinkError(const std::weak_ptr<CommEntry>& weak, const tr
     RaiseLocked(remote_uid, local_uid, HbStatus::kLost, "", 0);
     return;
   }
+  // An op retry takes it over (comm/op_retry.h): ERROR CQE only if the retry gives up.
+  if (auto e = weak.lock(); e != nullptr) {
+    if (auto c = e->comm.lock(); c != nullptr && c->HoldLinkErrorForRetry(err)) {
+      HCCL_RUN_INFO("[Heartbeat]data link of communicator [{}] rank[{}] to rank[{}] failed: {}; "
+                    "the peer lives: held for op retry (HCCL_OP_RETRY_ENABLE)",
+                    identifier, err.local.rank, err.remote.rank, err.reason);
+      return;
+    }
+  }
   const CqeEnd local{err.local.host_ip, std::to_string(err.local.device), err.local.host_ip};
   const CqeEnd remote{err.remote.host_ip, std::to_string(err.remote.device), err.remote.host_ip};
   HCCL_ERROR("{}", FormatCqeLine(kCqeStatusRetryExceeded, WallClock::now(), local, remote));

@@ -52,6 +52,7 @@ HcclResult TransportImpl::DialShm(const Endpoint& peer, const std::string& tag,
   h.dst = peer.rank;
   h.link_type = kWireShm;
   h.from = opt_.self;
+  h.notice = dial_notice_;
   h.ring_fd = static_cast<uint32_t>(segment->fd());
   h.ring_bytes = ring_bytes_;
   h.doorbell_fd = static_cast<uint32_t>(doorbell_map_.fd());
@@ -86,7 +87,7 @@ HcclResult TransportImpl::DialShm(const Endpoint& peer, const std::string& tag,
     }
     return rc;
   }
-  Publish(std::move(link), tag, "client");
+  Publish(std::move(link), tag, "client", dial_notice_.epoch);
   return HCCL_SUCCESS;
 }
 
@@ -113,6 +114,7 @@ HcclResult TransportImpl::DialTcp(const Endpoint& peer, const std::string& tag,
   h.qp_count = static_cast<uint16_t>(opt_.qps_per_connection);
   h.nonce = nonce;
   h.from = opt_.self;
+  h.notice = dial_notice_;
 
   auto handshake = [&](uint16_t kind, uint16_t index, net::Socket* s) -> HcclResult {
     // Only the control connection may give up early; the QPs follow an accepted link.
@@ -149,7 +151,7 @@ HcclResult TransportImpl::DialTcp(const Endpoint& peer, const std::string& tag,
   }
   auto link = std::make_unique<TcpLink>(opt_.self, peer, std::move(ctrl), MakeReporter(),
                                         std::move(qps), send_timeout_, qp_memory);
-  Publish(std::move(link), tag, "client");
+  Publish(std::move(link), tag, "client", dial_notice_.epoch);
   return HCCL_SUCCESS;
 }
 

@@ -37,6 +37,12 @@ std::vector<uint8_t> EncodeHello(const Hello& h) {
   w.U32(h.ring_fd);
   w.U64(h.ring_bytes);
   w.U32(h.doorbell_fd);
+  w.U32(h.notice.epoch);
+  w.U64(h.notice.seq);
+  w.U32(h.notice.attempt);
+  w.U32(h.notice.origin);
+  w.U32(h.notice.end_a);
+  w.U32(h.notice.end_b);
   return Framed(h.kind, w);
 }
 
@@ -59,6 +65,13 @@ bool DecodeHello(uint16_t kind, const uint8_t* p, size_t n, Hello* h) {
   h->ring_fd = r.U32();
   h->ring_bytes = r.U64();
   h->doorbell_fd = r.U32();
+  h->notice.epoch = r.U32();
+  h->notice.seq = r.U64();
+  h->notice.attempt = r.U32();
+  h->notice.origin = r.U32();
+  h->notice.end_a = r.U32();
+  h->notice.end_b = r.U32();
+  h->notice.from = h->src;
   h->from.rank = h->src;
   return r.ok();
 }

@@ -2,7 +2,10 @@
 // kind u16, length u32:
 //   kind control: comm id, tag, src and dst rank, link type, qp count, nonce, the dialer's
 //                 endpoint, and for shm the memfd of the rings and of its doorbell;
-//   kind qp:      the same fields naming the control connection (nonce) and the QP index.
+//   kind qp:      the same fields naming the control connection (nonce) and the QP index;
+//   kind notice:  no link: a retry notice for the acceptor's communicator (link.h).
+// Every kind carries the links' epoch and, when it is newer than the acceptor's, the retry
+// notice that made it.
 // The acceptor answers every message with a reply {status, message, pid, doorbell fd}.
 #pragma once
 
@@ -19,8 +22,8 @@
 namespace vigil::transport {
 
 constexpr uint32_t kLinkMagic = 0x4b4c4756;  // "VGLK"
-constexpr uint16_t kLinkVersion = 1;
-enum Kind : uint16_t { kControl = 1, kQp = 2, kReply = 3 };
+constexpr uint16_t kLinkVersion = 2;
+enum Kind : uint16_t { kControl = 1, kQp = 2, kReply = 3, kNotice = 4 };
 enum WireLinkType : uint8_t { kWireShm = 0, kWireTcp = 1 };
 constexpr size_t kHeaderBytes = 12;
 constexpr uint32_t kMaxHandshake = 16 * 1024;
@@ -41,6 +44,7 @@ struct Hello {
   uint32_t ring_fd = 0;
   uint64_t ring_bytes = 0;
   uint32_t doorbell_fd = 0;
+  RetryNotice notice;  // notice.epoch: the links' epoch
 };
 
 struct Reply {

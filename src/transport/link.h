@@ -18,16 +18,28 @@
 // calls Connect). The accept thread also watches every link's control socket, so a peer's death
 // (EOF/reset without a bye) breaks the link at once, shm links included.
 //
+// Op retry (comm/op_retry.h): links carry an epoch, agreed in the handshake. BeginEpoch tells
+// every peer over the control sockets (a retry notice), then retires the links of older epochs
+// (closed in order, never reported); Connect then re-makes them at the new epoch, and the
+// acceptor rejects a handshake of an older epoch, so nothing of the failed attempt (bytes in
+// flight, a late dial) reaches the new links. A handshake of a newer epoch, or a notice
+// connection (a dialer's way to reach a peer that waits for it to dial), tells the acceptor's
+// communicator of the retry too.
+//
 // Fault injection: Transport::InjectLinkCut(peer) shuts the link's sockets down for real (both
 // ends see a link error). VIGIL_FAULT is a ';'-separated list; the transport reads the entries
 //   link_cut:R-P        cut the link between rank R and rank P as soon as it exists
 //   link_cut:R-P@N      ... once N bytes (suffix K/M/G allowed) have moved over it
-// in the process of rank R, and ignores every other entry (other layers own them).
+//   link_cut:R-P@N~MS   ... and keep it down MS milliseconds: rank R refuses to re-make it
+//                       (its dials to P fail, P's handshakes are dropped) until then
+// in the process of rank R, and ignores every other entry (other layers own them). Each entry
+// cuts once: a link re-made after the cut is left alone.
 #pragma once
 
 #include <poll.h>
 
 #include <atomic>
+#include <chrono>
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -58,6 +70,23 @@ struct LinkError {
   std::string reason;  // "connection reset by peer", "send timeout after 30s", ...
 };
 using LinkErrorObserver = std::function<void(const LinkError&)>;
+
+// A rank gives the current attempt of a collective up and re-makes its links at `epoch`
+// (comm/op_retry.h). Travels on control sockets ("X...;"), in handshakes of a newer epoch and
+// in notice connections.
+struct RetryNotice {
+  uint32_t epoch = 0;    // the links' new epoch
+  uint64_t seq = 0;      // the collective: its sequence number on the communicator, from 1
+  uint32_t attempt = 0;  // the attempt that failed (1 = the first run)
+  uint32_t origin = 0;   // the rank that started the retry
+  uint32_t end_a = 0;    // the broken link's ends (as the origin saw them)
+  uint32_t end_b = 0;
+  uint32_t from = 0;     // the rank it came from (set by the receiving transport)
+};
+// What the communicator answers to a notice: kRefuse when it cannot take part (it finished
+// that op already); a handshake or notice connection is then answered HCCL_E_OPRETRY_FAIL.
+enum class NoticeVerdict { kAccept, kRefuse };
+using RetryNoticeObserver = std::function<NoticeVerdict(const RetryNotice&)>;
 
 class Link {
  public:
@@ -159,6 +188,7 @@ struct Xfer {
 struct WaitPolicy {
   SteadyClock::time_point deadline = SteadyClock::time_point::max();  // HCCL_EXEC_TIMEOUT
   const std::atomic<int>* abort = nullptr;  // non-zero: give up with that HcclResult
+  const std::atomic<int>* abort2 = nullptr;  // the same, a second flag (an op retry's request)
   // Spin briefly before yielding when idle. Off when this host runs more ranks than it has
   // cores: the peer we wait for then usually needs our core, and spinning only delays it.
   bool spin = true;
@@ -190,6 +220,17 @@ struct TransportOptions {
   size_t shm_ring_bytes = 0;
 };
 
+// How Connect waits. The default: HCCL_CONNECT_TIMEOUT, dialing again at once, EI0006 lines
+// on timeout. Re-making links for an op retry: HoldTime, every IntervalTime, quiet.
+struct ConnectPolicy {
+  SteadyClock::time_point deadline = SteadyClock::time_point::max();  // max: the timeout
+  std::chrono::milliseconds interval{0};  // spacing of dial rounds and notices; 0 = at once
+  const std::atomic<int>* abort = nullptr;    // non-zero: give up with that code
+  const std::atomic<int>* abort2 = nullptr;   // the same, a second flag
+  const RetryNotice* notice = nullptr;  // sent every interval to the peers it waits for
+  bool quiet = false;  // no "wait socket establish timeout" lines (the caller reports)
+};
+
 // The links of one communicator. Links are made lazily (Connect) and shared by all ops.
 class Transport {
  public:
@@ -205,8 +246,14 @@ class Transport {
   // exceed the device budget: *error is then exactly the EI0011 argument, e.g.
   // "size: [0.25MB, 3MB], Affected by QP depth configuration." (details in an ERROR line).
   // Thread-safe; one RUN_INFO line per link established.
+  HcclResult Connect(const std::vector<Endpoint>& peers, const std::string& tag,
+                     std::string* error) {
+    return Connect(peers, tag, error, ConnectPolicy{});
+  }
+  // As above under `policy`; HCCL_E_OPRETRY_FAIL when a peer refused the retry (*error names
+  // it), the abort code when a flag was raised.
   virtual HcclResult Connect(const std::vector<Endpoint>& peers, const std::string& tag,
-                             std::string* error) = 0;
+                             std::string* error, const ConnectPolicy& policy) = 0;
   virtual Link* link(uint32_t peer_rank) = 0;  // nullptr until connected
   // Closes every link in order (peers see a bye, not a link error). Safe to call twice. A link
   // error that arrived before (the peer's EOF or reset already in the control socket, not yet
@@ -221,6 +268,21 @@ class Transport {
   // The observer runs on the transport's accept thread or on the thread that hit the error; it
   // must not call Close() or destroy the Transport.
   virtual void SetLinkErrorObserver(LinkErrorObserver observer) = 0;
+  // ---- op retry ----
+  // The epoch of the links Connect makes (0 until a retry).
+  virtual uint32_t epoch() const { return 0; }
+  // Called (on the monitor thread, or the thread reading a control socket) for every retry
+  // notice that arrives; must be quick and must not call back into the transport.
+  virtual void SetRetryNoticeObserver(RetryNoticeObserver observer) { (void)observer; }
+  // Sends `notice` on every current link's control socket, then retires the links older than
+  // notice.epoch (closed in order: the peer sees the notice, then a bye); epoch() becomes
+  // notice.epoch. Links of that epoch already accepted stay. link() is nullptr for the retired
+  // peers until Connect re-makes them. Nothing when notice.epoch <= epoch().
+  virtual void BeginEpoch(const RetryNotice& notice) { (void)notice; }
+  // Hands a link error to the observer as a link would (a retry that gave up reports the error
+  // it held).
+  virtual void ReportLinkError(const LinkError& error) { (void)error; }
+
   // Fault injection: cuts the link to peer_rank (shutdown(2) of its sockets, no bye), so both
   // ends see a real link error. False when there is no such link.
   virtual bool InjectLinkCut(uint32_t peer_rank) {

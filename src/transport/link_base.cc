@@ -5,6 +5,7 @@
 #include <sys/socket.h>
 
 #include <cstring>
+#include <vector>
 
 #include "log/plog.h"
 
@@ -80,16 +81,17 @@ void LinkBase::OnControlReadable() {
       ssize_t used = 0;  // bytes before the bye, if any
       for (; used < r; ++used) {
         const char c = buf[used];
-        if (in_retract_) {
-          if (c >= '0' && c <= '9') {
-            retract_value_ = retract_value_ * 10 + static_cast<uint64_t>(c - '0');
+        if (msg_kind_ != 0) {
+          if ((c >= '0' && c <= '9') || c == ',') {
+            if (msg_.size() < 128) msg_ += c;
           } else {
-            in_retract_ = false;
-            if (c == ';') OnPeerRetract(retract_value_);
+            const char kind = msg_kind_;
+            msg_kind_ = 0;
+            if (c == ';') OnMessage(kind, msg_);
           }
-        } else if (c == 'R') {
-          in_retract_ = true;
-          retract_value_ = 0;
+        } else if (c == 'R' || c == 'X') {
+          msg_kind_ = c;
+          msg_.clear();
         } else if (c == 'B') {
           bye = true;
           break;
@@ -116,6 +118,41 @@ void LinkBase::OnControlReadable() {
   }
 }
 
+void LinkBase::OnMessage(char kind, const std::string& body) {
+  std::vector<uint64_t> v;
+  uint64_t cur = 0;
+  for (char c : body) {
+    if (c == ',') {
+      v.push_back(cur);
+      cur = 0;
+    } else {
+      cur = cur * 10 + static_cast<uint64_t>(c - '0');
+    }
+  }
+  v.push_back(cur);
+  if (kind == 'R') {
+    OnPeerRetract(v[0]);
+    return;
+  }
+  if (v.size() < 6 || !notice_handler_) return;
+  RetryNotice n;
+  n.epoch = static_cast<uint32_t>(v[0]);
+  n.seq = v[1];
+  n.attempt = static_cast<uint32_t>(v[2]);
+  n.origin = static_cast<uint32_t>(v[3]);
+  n.end_a = static_cast<uint32_t>(v[4]);
+  n.end_b = static_cast<uint32_t>(v[5]);
+  n.from = remote_.rank;
+  notice_handler_(n);
+}
+
+void LinkBase::SendNotice(const RetryNotice& n) {
+  if (!ctrl_.valid() || state() != kOk) return;
+  const std::string msg =
+      fmt::format("X{},{},{},{},{},{};", n.epoch, n.seq, n.attempt, n.origin, n.end_a, n.end_b);
+  (void)send(ctrl_.fd(), msg.data(), msg.size(), MSG_DONTWAIT | MSG_NOSIGNAL);
+}
+
 void LinkBase::SendRetract(uint64_t offset) {
   if (!ctrl_.valid() || state() != kOk) return;
   const std::string msg = fmt::format("R{};", offset);
@@ -126,8 +163,15 @@ void LinkBase::OnDataEof(const std::string& what) {
   // The peer sends its bye on the control socket before shutting its data sockets; give it a
   // moment to arrive (the monitor thread may be reading it right now).
   for (int i = 0; i < 20 && state() == kOk; ++i) {
-    char buf[64];  // a retract notice may come before the bye
+    char buf[64];  // a retract or retry notice may come before the bye
     ssize_t r = recv(ctrl_.fd(), buf, sizeof(buf), MSG_PEEK | MSG_DONTWAIT);
+    if (r > 0 && std::memchr(buf, 'X', static_cast<size_t>(r)) != nullptr) {
+      // Read it (and the bye behind it) as the monitor thread would: the notice must reach the
+      // communicator before the link shows closed.
+      OnControlReadable();
+      if (state() != kOk) break;
+      continue;
+    }
     if (r > 0 && std::memchr(buf, 'B', static_cast<size_t>(r)) != nullptr) {
       Break("the peer closed the link", false);
       break;
@@ -157,6 +201,7 @@ void LinkBase::CloseLocal() {
 }
 
 void LinkBase::Cut(const std::string& why) {
+  cut_at_.store(SteadyClock::now().time_since_epoch().count(), std::memory_order_release);
   HCCL_RUN_WARNING("[Fault]cutting link local rank[{}] <-> remote rank[{}] ({})", local_.rank,
                    remote_.rank, why);
   ctrl_.Shutdown();

@@ -3,10 +3,12 @@
 // broken/closed state, and the once-only error report.
 //
 // Control socket protocol after the handshake: one byte 'B' ("bye"), sent by a rank that closes
-// its links on purpose; and "R<offset>;" (decimal), sent by a rank that gave an op up: it takes
+// its links on purpose; "R<offset>;" (decimal), sent by a rank that gave an op up: it takes
 // back what it sent on the link's data stream from that offset on (Link::AbandonOp on links
-// whose data travels elsewhere, TCP). EOF or reset without a bye means the peer process died
-// or the connection was cut: a link error, reported once through the observer.
+// whose data travels elsewhere, TCP); and "X<epoch>,<seq>,<attempt>,<origin>,<a>,<b>;", a
+// retry notice (link.h), sent before the bye of a link retired for an op retry. Everything
+// before a bye is read before the bye is acted on. EOF or reset without a bye means the peer
+// process died or the connection was cut: a link error, reported once through the observer.
 #pragma once
 
 #include <atomic>
@@ -51,6 +53,18 @@ class LinkBase : public Link {
 
   // VIGIL_FAULT link_cut: cut once this many bytes have moved (0 = never).
   void set_cut_after(uint64_t bytes) { cut_after_.store(bytes); }
+  // When Cut ran (steady clock ticks; 0 = never).
+  SteadyClock::rep cut_at() const { return cut_at_.load(std::memory_order_acquire); }
+
+  // Op retry: the epoch the link was made at, and where retry notices read from the control
+  // socket go (set before the link is published; called on the reading thread).
+  uint32_t epoch() const { return epoch_; }
+  void set_epoch(uint32_t epoch) { epoch_ = epoch; }
+  void set_notice_handler(std::function<void(const RetryNotice&)> handler) {
+    notice_handler_ = std::move(handler);
+  }
+  // Sends a retry notice on the control socket (nothing when the link is not healthy).
+  void SendNotice(const RetryNotice& notice);
 
  protected:
   enum State : int { kOk = 0, kBroken = 1, kPeerClosed = 2, kClosed = 3 };
@@ -89,10 +103,15 @@ class LinkBase : public Link {
   std::string reason_;
   std::atomic<uint64_t> cut_after_{0};
   std::atomic<uint64_t> moved_{0};
-  // Reads of the control socket (OnControlReadable), and a retract notice split across them.
+  std::atomic<SteadyClock::rep> cut_at_{0};
+  uint32_t epoch_ = 0;
+  std::function<void(const RetryNotice&)> notice_handler_;
+  // Reads of the control socket (OnControlReadable), and a message ("R...;" / "X...;") split
+  // across them.
   std::mutex ctrl_mu_;
-  bool in_retract_ = false;
-  uint64_t retract_value_ = 0;
+  char msg_kind_ = 0;  // 0: between messages
+  std::string msg_;
+  void OnMessage(char kind, const std::string& body);
 };
 
 }  // namespace vigil::transport

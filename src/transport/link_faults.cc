@@ -38,6 +38,12 @@ std::vector<CutFault> ParseCutFaults(const std::string& spec) {
     const std::string prefix = "link_cut:";
     if (item.compare(0, prefix.size(), prefix) != 0) continue;
     std::string body = item.substr(prefix.size());
+    std::string down;
+    size_t tilde = body.find('~');
+    if (tilde != std::string::npos) {
+      down = body.substr(tilde + 1);
+      body = body.substr(0, tilde);
+    }
     std::string after;
     size_t at = body.find('@');
     if (at != std::string::npos) {
@@ -45,13 +51,15 @@ std::vector<CutFault> ParseCutFaults(const std::string& spec) {
       body = body.substr(0, at);
     }
     size_t dash = body.find('-');
-    uint64_t r = 0, p = 0, a = 0;
+    uint64_t r = 0, p = 0, a = 0, d = 0;
     if (dash == std::string::npos || !ParseU64(body.substr(0, dash), &r) ||
-        !ParseU64(body.substr(dash + 1), &p) || (!after.empty() && !ParseU64(after, &a))) {
-      HCCL_RUN_WARNING("[Fault]VIGIL_FAULT entry [{}] ignored: expected link_cut:R-P[@BYTES]", item);
+        !ParseU64(body.substr(dash + 1), &p) || (!after.empty() && !ParseU64(after, &a)) ||
+        (!down.empty() && !ParseU64(down, &d))) {
+      HCCL_RUN_WARNING("[Fault]VIGIL_FAULT entry [{}] ignored: expected link_cut:R-P[@BYTES][~MS]",
+                       item);
       continue;
     }
-    out.push_back({static_cast<uint32_t>(r), static_cast<uint32_t>(p), a});
+    out.push_back({static_cast<uint32_t>(r), static_cast<uint32_t>(p), a, d});
   }
   return out;
 }

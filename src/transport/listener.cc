@@ -124,7 +124,7 @@ bool TransportImpl::ServiceIncoming(Incoming& c) {
                  opt_.self.rank, c.peer, magic);
       return false;
     }
-    if (version != kLinkVersion || (kind != kControl && kind != kQp) || len > kMaxHandshake) {
+    if (version != kLinkVersion || (kind != kControl && kind != kQp && kind != kNotice) || len > kMaxHandshake) {
       HCCL_ERROR("[InitChannelStage][Transport]rank[{}] link listener rejected connection from "
                  "{}: bad handshake (version[{}] expected[{}], kind[{}], length[{}])",
                  opt_.self.rank, c.peer, version, kLinkVersion, kind, len);
@@ -179,6 +179,32 @@ void TransportImpl::HandleHello(Incoming& c, const Hello& h) {
   }
   Endpoint remote = h.from;
   remote.rank = h.src;
+  if (FaultKeepsDown(h.src)) {
+    // VIGIL_FAULT keeps this link down: the peer's handshake is lost, as on a dead network.
+    HCCL_RUN_INFO("[Fault]rank[{}] dropped a handshake from rank[{}]: the link is down "
+                  "(VIGIL_FAULT link_cut)",
+                  opt_.self.rank, h.src);
+    return;
+  }
+  const uint32_t epoch = epoch_.load();
+  if (h.kind == kNotice || (h.kind == kControl && h.notice.epoch > epoch)) {
+    // The peer retries an op: this rank's communicator must know before it answers.
+    if (h.notice.epoch > epoch && OnNotice(h.notice) == NoticeVerdict::kRefuse) {
+      return Reject(c, HCCL_E_OPRETRY_FAIL,
+                    fmt::format("rank[{}] can not retry op seq[{}]: it has completed it (or a "
+                                "later one)",
+                                opt_.self.rank, h.notice.seq),
+                    false);
+    }
+    if (h.kind == kNotice) return SendReply(c.sock, Reply{});
+  }
+  if (h.kind == kControl && h.notice.epoch < epoch) {
+    HCCL_RUN_INFO("[OpRetry]rank[{}] rejected a link from rank[{}] of epoch[{}]: links are at "
+                  "epoch[{}] now",
+                  opt_.self.rank, h.src, h.notice.epoch, epoch);
+    return Reject(c, HCCL_E_PARA,
+                  fmt::format("stale link of epoch[{}] (now [{}])", h.notice.epoch, epoch), false);
+  }
   if (h.kind == kQp) {
     auto it = pending_tcp_.find(h.src);
     if (it == pending_tcp_.end() || it->second.hello.nonce != h.nonce ||
@@ -195,14 +221,15 @@ void TransportImpl::HandleHello(Incoming& c, const Hello& h) {
     auto link = std::make_unique<TcpLink>(opt_.self, remote, std::move(p.ctrl), MakeReporter(),
                                           std::move(p.qps), send_timeout_, p.qp_memory);
     std::string tag = p.hello.tag;
+    const uint32_t link_epoch = p.hello.notice.epoch;
     pending_tcp_.erase(it);
-    Publish(std::move(link), tag, "server");
+    Publish(std::move(link), tag, "server", link_epoch);
     return;
   }
   {
     std::lock_guard<std::mutex> lock(mu_);
     auto it = links_.find(h.src);
-    if (it != links_.end()) {
+    if (it != links_.end() && it->second->epoch() >= h.notice.epoch) {
       return Reject(c, HCCL_E_INTERNAL,
                     fmt::format("a link from rank[{}] already exists", h.src), true);
     }
@@ -244,7 +271,7 @@ void TransportImpl::HandleHello(Incoming& c, const Hello& h) {
     net::Socket view(fd);  // non-owning: released right after the reply
     SendReply(view, rep);
     (void)view.Release();
-    Publish(std::move(link), h.tag, "server");
+    Publish(std::move(link), h.tag, "server", h.notice.epoch);
     return;
   }
   if (h.qp_count == 0 || h.qp_count > kMaxQps) {
@@ -269,6 +296,10 @@ void TransportImpl::HandleHello(Incoming& c, const Hello& h) {
   p.qps.resize(h.qp_count);
   p.qp_memory = qp_memory;
   p.deadline = SteadyClock::now() + std::chrono::seconds(opt_.connect_timeout_s);
+  auto old = pending_tcp_.find(h.src);
+  if (old != pending_tcp_.end() && old->second.qp_memory != nullptr) {
+    rt::DeviceMemory::Instance().Free(old->second.qp_memory);  // a dial given up for a new one
+  }
   pending_tcp_[h.src] = std::move(p);
 }
 

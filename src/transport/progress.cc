@@ -273,8 +273,8 @@ HcclResult ProgressAll(std::vector<Xfer>& xfers, const WaitPolicy& wait, Progres
     }
     if (npending == 0) return HCCL_SUCCESS;
 
-    if (wait.abort != nullptr) {
-      int code = wait.abort->load(std::memory_order_acquire);
+    for (const std::atomic<int>* flag : {wait.abort, wait.abort2}) {
+      const int code = flag != nullptr ? flag->load(std::memory_order_acquire) : 0;
       if (code != 0) {
         const Xfer& x = xfers[pending[0]];
         err->code = static_cast<HcclResult>(code);

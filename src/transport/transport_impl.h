@@ -54,12 +54,13 @@ class TransportImpl final : public Transport {
     }
     std::lock_guard<std::mutex> lock(mu_);
     links_.clear();
+    retired_.clear();
   }
 
   HcclResult Init(std::string* error);
   uint16_t listen_port() const override { return port_; }
   HcclResult Connect(const std::vector<Endpoint>& peers, const std::string& tag,
-                     std::string* error) override;
+                     std::string* error, const ConnectPolicy& policy) override;
   Link* link(uint32_t peer_rank) override {
     std::lock_guard<std::mutex> lock(mu_);
     auto it = links_.find(peer_rank);
@@ -82,6 +83,20 @@ class TransportImpl final : public Transport {
   void SetLinkErrorObserver(LinkErrorObserver observer) override {
     std::lock_guard<std::mutex> lock(obs_mu_);
     observer_ = std::move(observer);
+  }
+  uint32_t epoch() const override { return epoch_.load(std::memory_order_acquire); }
+  void SetRetryNoticeObserver(RetryNoticeObserver observer) override {
+    std::lock_guard<std::mutex> lock(obs_mu_);
+    notice_observer_ = std::move(observer);
+  }
+  void BeginEpoch(const RetryNotice& notice) override;
+  void ReportLinkError(const LinkError& error) override {
+    LinkErrorObserver obs;
+    {
+      std::lock_guard<std::mutex> lock(obs_mu_);
+      obs = observer_;
+    }
+    if (obs) obs(error);
   }
   bool InjectLinkCut(uint32_t peer_rank) override {
     LinkBase* l = nullptr;
@@ -121,6 +136,19 @@ class TransportImpl final : public Transport {
       if (obs) obs(e);
     };
   }
+  // The communicator's answer to a retry notice (kAccept when nobody listens).
+  NoticeVerdict OnNotice(const RetryNotice& notice) {
+    RetryNoticeObserver obs;
+    {
+      std::lock_guard<std::mutex> lock(obs_mu_);
+      obs = notice_observer_;
+    }
+    return obs ? obs(notice) : NoticeVerdict::kAccept;
+  }
+  // Whether VIGIL_FAULT keeps the link with `peer` down now (link_cut ~MS).
+  bool FaultKeepsDown(uint32_t peer);
+  // A notice connection to `peer` (its reply: HCCL_SUCCESS, or HCCL_E_OPRETRY_FAIL refused).
+  HcclResult NotifyPeer(const Endpoint& peer, const RetryNotice& notice, std::string* error);
   void Wake() {
     uint64_t one = 1;
     if (wake_fd_ >= 0) (void)!write(wake_fd_, &one, sizeof(one));
@@ -141,7 +169,9 @@ class TransportImpl final : public Transport {
     }
   }
   HcclResult ChargeQps(uint32_t peer, void** memory, std::string* error);
-  void Publish(std::unique_ptr<LinkBase> link, const std::string& tag, const char* role);
+  // Makes `link` the link to its peer at `epoch` (an older link to that peer is retired).
+  void Publish(std::unique_ptr<LinkBase> link, const std::string& tag, const char* role,
+               uint32_t epoch);
   // `attempt` bounds reaching the peer's listener (refused connections are retried until then);
   // once connected, the handshake may use the whole `deadline` so a slow acceptor is not
   // mistaken for an absent one (a half-made link would break on the other side).
@@ -180,9 +210,17 @@ class TransportImpl final : public Transport {
   std::atomic<bool> closed_{false};
 
   std::mutex connect_mu_;  // one Connect at a time
+  RetryNotice dial_notice_;  // what the running Connect's handshakes carry; under connect_mu_
   std::mutex mu_;
   std::condition_variable cv_;
   std::map<uint32_t, std::unique_ptr<LinkBase>> links_;
+  // Links retired by an op retry: closed, kept until the transport goes (raw pointers to them
+  // may still be in use: the monitor thread's poll set, ReportPendingLinkErrors).
+  std::vector<std::unique_ptr<LinkBase>> retired_;
+  std::atomic<uint32_t> epoch_{0};
+  // VIGIL_FAULT link_cut entries already applied (by peer) and the link each cut.
+  std::map<uint32_t, LinkBase*> cut_links_;
+  std::map<uint32_t, uint64_t> cut_down_ms_;
   std::map<uint32_t, std::pair<HcclResult, std::string>> accept_failures_;
 
   // Monitor thread only.
@@ -191,6 +229,7 @@ class TransportImpl final : public Transport {
 
   std::mutex obs_mu_;
   LinkErrorObserver observer_;
+  RetryNoticeObserver notice_observer_;
 };
 
 }  // namespace vigil::transport
