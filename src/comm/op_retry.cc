@@ -38,9 +38,10 @@ void Communicator::InitRetry() {
   retry_.cfg = options_.retry;
   retry_.on = retry_.cfg.any() && size() > 1;
   if (!retry_.on) return;
-  HCCL_RUN_INFO("[OpRetry]communicator[{}] rank[{}]: op retry on: HCCL_OP_RETRY_ENABLE[{}], "
-                "HCCL_OP_RETRY_PARAMS[{}]",
-                identifier(), rank(), retry_.cfg.EnableText(), retry_.cfg.ParamsText());
+  HCCL_RUN_INFO(
+      "[OpRetry]communicator[{}] rank[{}]: op retry on: HCCL_OP_RETRY_ENABLE[{}], "
+      "HCCL_OP_RETRY_PARAMS[{}]",
+      identifier(), rank(), retry_.cfg.EnableText(), retry_.cfg.ParamsText());
   // The transport's threads end before the communicator's members go (~Communicator).
   transport_->SetRetryNoticeObserver(
       [this](const transport::RetryNotice& n) { return OnRetryNotice(n); });
@@ -75,10 +76,11 @@ transport::NoticeVerdict Communicator::OnRetryNotice(const transport::RetryNotic
     // HCCL's condition: every rank stops at the same op. This one has returned it already.
     if (retry_.refused_seq != n.seq) {
       retry_.refused_seq = n.seq;
-      HCCL_ERROR("[OpRetry]communicator[{}] rank[{}]: can not retry op seq[{}] asked by rank[{}] "
-                 "(link rank[{}] <-> rank[{}]): this rank has completed it (last completed "
-                 "seq[{}]); all ranks must stop at the same op",
-                 identifier(), rank(), n.seq, n.origin, n.end_a, n.end_b, retry_.done_seq);
+      HCCL_ERROR(
+          "[OpRetry]communicator[{}] rank[{}]: can not retry op seq[{}] asked by rank[{}] "
+          "(link rank[{}] <-> rank[{}]): this rank has completed it (last completed "
+          "seq[{}]); all ranks must stop at the same op",
+          identifier(), rank(), n.seq, n.origin, n.end_a, n.end_b, retry_.done_seq);
       RecordError(HCCL_E_OPRETRY_FAIL);
     }
     return transport::NoticeVerdict::kRefuse;
@@ -146,25 +148,25 @@ bool Communicator::RetryCommit(const OpRecord& record) {
   ev.lost_us = static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::microseconds>(
                                          SteadyClock::now() - retry_.first_failure)
                                          .count());
-  HCCL_RUN_INFO("[OpRetry]communicator[{}] rank[{}]: op tag[{}] index[{}] seq[{}] recovered by "
-                "retry after [{}] attempt(s), [{:.3f}]s lost; link rank[{}] <-> rank[{}] failed "
-                "at [{}]",
-                identifier(), rank(), record.tag(), record.index,
-                retry_.done_seq, ev.attempt, ev.lost_us / 1e6, ev.end_a, ev.end_b,
-                FormatPlogTime(retry_.first_failure_wall));
+  HCCL_RUN_INFO(
+      "[OpRetry]communicator[{}] rank[{}]: op tag[{}] index[{}] seq[{}] recovered by "
+      "retry after [{}] attempt(s), [{:.3f}]s lost; link rank[{}] <-> rank[{}] failed "
+      "at [{}]",
+      identifier(), rank(), record.tag(), record.index, retry_.done_seq, ev.attempt,
+      ev.lost_us / 1e6, ev.end_a, ev.end_b, FormatPlogTime(retry_.first_failure_wall));
   NotifyRetry(record, ev);
   return true;
 }
 
 Communicator::RetryStep Communicator::RetryAfterFailure(const OpDesc& op, const OpRecord& record,
-                                                       alg::Algo algo,
-                                                       const transport::ProgressError& pe,
-                                                       HcclResult rc, OpFailure* failure) {
+                                                        alg::Algo algo,
+                                                        const transport::ProgressError& pe,
+                                                        HcclResult rc, OpFailure* failure) {
   const bool asked = retry_.interrupt.load(std::memory_order_acquire) != 0;
   transport::Link* link = pe.link;
-  const bool link_failed = !asked && link != nullptr && link->broken() &&
-                           (rc == HCCL_E_REMOTE || rc == HCCL_E_TCP_TRANSFER ||
-                            rc == HCCL_E_NETWORK);
+  const bool link_failed =
+      !asked && link != nullptr && link->broken() &&
+      (rc == HCCL_E_REMOTE || rc == HCCL_E_TCP_TRANSFER || rc == HCCL_E_NETWORK);
   uint64_t seq = 0;
   {
     std::lock_guard<std::mutex> lock(retry_.mu);
@@ -192,16 +194,18 @@ Communicator::RetryStep Communicator::RetryAfterFailure(const OpDesc& op, const 
     if (cause == "the peer closed the link") return not_retryable();  // it gave the op up
     const bool same = SameHost(endpoints_[rank()], peer);
     if (!retry_.cfg.covers(same)) {
-      HCCL_RUN_INFO("[OpRetry]communicator[{}] rank[{}]: op tag[{}] index[{}]: the link to "
-                    "rank[{}] failed, a link {} host: not retried (HCCL_OP_RETRY_ENABLE[{}])",
-                    identifier(), rank(), record.tag(), record.index, peer.rank,
-                    same ? "inside a" : "between", retry_.cfg.EnableText());
+      HCCL_RUN_INFO(
+          "[OpRetry]communicator[{}] rank[{}]: op tag[{}] index[{}]: the link to "
+          "rank[{}] failed, a link {} host: not retried (HCCL_OP_RETRY_ENABLE[{}])",
+          identifier(), rank(), record.tag(), record.index, peer.rank,
+          same ? "inside a" : "between", retry_.cfg.EnableText());
       return not_retryable();
     }
     if (retry_.peer_exited && retry_.peer_exited(peer.rank)) {
-      HCCL_RUN_INFO("[OpRetry]communicator[{}] rank[{}]: op tag[{}] index[{}]: peer rank[{}] has "
-                    "exited: not retried",
-                    identifier(), rank(), record.tag(), record.index, peer.rank);
+      HCCL_RUN_INFO(
+          "[OpRetry]communicator[{}] rank[{}]: op tag[{}] index[{}]: peer rank[{}] has "
+          "exited: not retried",
+          identifier(), rank(), record.tag(), record.index, peer.rank);
       return not_retryable();
     }
   } else {
@@ -209,8 +213,7 @@ Communicator::RetryStep Communicator::RetryAfterFailure(const OpDesc& op, const 
     origin = retry_.asked.origin;
     end_a = retry_.asked.end_a;
     end_b = retry_.asked.end_b;
-    cause = fmt::format("retry asked by rank[{}], notice from rank[{}]", origin,
-                        retry_.asked.from);
+    cause = fmt::format("retry asked by rank[{}], notice from rank[{}]", origin, retry_.asked.from);
   }
   if (end_a > end_b) std::swap(end_a, end_b);  // every rank names the link alike
   if (retry_.attempts == 0) {
@@ -248,10 +251,10 @@ Communicator::RetryStep Communicator::RetryAfterFailure(const OpDesc& op, const 
     ev.lost_us = lost_us();
     ev.reason = why;
     NotifyRetry(record, ev);
-    HCCL_RUN_INFO("[OpRetry]communicator[{}] rank[{}]: op tag[{}] index[{}] seq[{}] not "
-                  "recovered: gave up after [{}] attempt(s), [{:.3f}]s lost",
-                  identifier(), rank(), record.tag(), record.index, seq, retry_.attempts,
-                  ev.lost_us / 1e6);
+    HCCL_RUN_INFO(
+        "[OpRetry]communicator[{}] rank[{}]: op tag[{}] index[{}] seq[{}] not "
+        "recovered: gave up after [{}] attempt(s), [{:.3f}]s lost",
+        identifier(), rank(), record.tag(), record.index, seq, retry_.attempts, ev.lost_us / 1e6);
     return RetryStep::kFailed;
   };
   if (retry_.attempts >= retry_.cfg.max_cnt) {
@@ -259,8 +262,8 @@ Communicator::RetryStep Communicator::RetryAfterFailure(const OpDesc& op, const 
         "retry failed: MaxCnt[{}] re-executions used up (HCCL_OP_RETRY_PARAMS); link rank[{}] "
         "<-> rank[{}]: {}",
         retry_.cfg.max_cnt, end_a, end_b, cause);
-    HCCL_ERROR("[OpRetry]communicator[{}] rank[{}]: op tag[{}] index[{}] seq[{}] {}",
-               identifier(), rank(), record.tag(), record.index, seq, why);
+    HCCL_ERROR("[OpRetry]communicator[{}] rank[{}]: op tag[{}] index[{}] seq[{}] {}", identifier(),
+               rank(), record.tag(), record.index, seq, why);
     return give_up(OpFailure::Kind::kLink, HCCL_E_REMOTE, why);
   }
   ++retry_.attempts;
@@ -279,11 +282,12 @@ Communicator::RetryStep Communicator::RetryAfterFailure(const OpDesc& op, const 
       n.epoch = std::max(n.epoch, retry_.asked.epoch);
     }
   }
-  HCCL_RUN_WARNING("[OpRetry]communicator[{}] rank[{}]: op tag[{}] index[{}] seq[{}] "
-                   "attempt[{}/{}] failed on the link rank[{}] <-> rank[{}] ({}): retry from the "
-                   "op's start on links re-made at epoch[{}], holding up to HoldTime[{}]ms",
-                   identifier(), rank(), record.tag(), record.index, seq, retry_.attempts,
-                   retry_.cfg.max_cnt, end_a, end_b, cause, n.epoch, retry_.cfg.hold_ms);
+  HCCL_RUN_WARNING(
+      "[OpRetry]communicator[{}] rank[{}]: op tag[{}] index[{}] seq[{}] "
+      "attempt[{}/{}] failed on the link rank[{}] <-> rank[{}] ({}): retry from the "
+      "op's start on links re-made at epoch[{}], holding up to HoldTime[{}]ms",
+      identifier(), rank(), record.tag(), record.index, seq, retry_.attempts, retry_.cfg.max_cnt,
+      end_a, end_b, cause, n.epoch, retry_.cfg.hold_ms);
   RetryEvent begin;
   begin.kind = RetryEvent::Kind::kBegin;
   begin.attempt = retry_.attempts;
@@ -320,13 +324,13 @@ Communicator::RetryStep Communicator::RetryAfterFailure(const OpDesc& op, const 
       for (const auto& s : retry_.saved) {
         std::memcpy(s.ptr, retry_.backup.data() + s.offset, s.bytes);
       }
-      HCCL_RUN_INFO("[OpRetry]communicator[{}] rank[{}]: links re-made at epoch[{}] in [{}]ms: "
-                    "re-executing op tag[{}] index[{}] seq[{}] from its start ({} in-place "
-                    "input(s) restored)",
-                    identifier(), rank(), n.epoch,
-                    std::chrono::duration_cast<std::chrono::milliseconds>(SteadyClock::now() - t0)
-                        .count(),
-                    record.tag(), record.index, seq, retry_.saved.size());
+      HCCL_RUN_INFO(
+          "[OpRetry]communicator[{}] rank[{}]: links re-made at epoch[{}] in [{}]ms: "
+          "re-executing op tag[{}] index[{}] seq[{}] from its start ({} in-place "
+          "input(s) restored)",
+          identifier(), rank(), n.epoch,
+          std::chrono::duration_cast<std::chrono::milliseconds>(SteadyClock::now() - t0).count(),
+          record.tag(), record.index, seq, retry_.saved.size());
       return RetryStep::kRetried;
     }
     if (lrc == HCCL_E_AGAIN && SteadyClock::now() < hold_deadline) {

@@ -54,20 +54,20 @@ struct OpRetryState {
   transport::RetryNotice asked;  // the newest notice for the running or a later collective
   bool asked_valid = false;
   std::vector<transport::LinkError> held;  // link errors the heartbeat handed over
-  uint64_t refused_seq = 0;      // a retry this rank refused (it completed that op)
-  bool report_now = false;       // the op gave up: link errors are reported, not held
+  uint64_t refused_seq = 0;                // a retry this rank refused (it completed that op)
+  bool report_now = false;                 // the op gave up: link errors are reported, not held
 
   // Per op, on the op's thread only.
-  uint32_t attempts = 0;                 // re-executions so far
+  uint32_t attempts = 0;  // re-executions so far
   SteadyClock::time_point first_failure;
   WallClock::time_point first_failure_wall;
-  uint32_t end_a = 0, end_b = 0;         // the link that failed first
+  uint32_t end_a = 0, end_b = 0;  // the link that failed first
   struct Saved {
     void* ptr;
     size_t offset;  // into backup
     size_t bytes;
   };
-  std::vector<Saved> saved;   // in-place inputs copied at the op's start
+  std::vector<Saved> saved;  // in-place inputs copied at the op's start
   std::vector<char> backup;
 };
 

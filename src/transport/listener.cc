@@ -124,7 +124,8 @@ bool TransportImpl::ServiceIncoming(Incoming& c) {
                  opt_.self.rank, c.peer, magic);
       return false;
     }
-    if (version != kLinkVersion || (kind != kControl && kind != kQp && kind != kNotice) || len > kMaxHandshake) {
+    if (version != kLinkVersion || (kind != kControl && kind != kQp && kind != kNotice) ||
+        len > kMaxHandshake) {
       HCCL_ERROR("[InitChannelStage][Transport]rank[{}] link listener rejected connection from "
                  "{}: bad handshake (version[{}] expected[{}], kind[{}], length[{}])",
                  opt_.self.rank, c.peer, version, kLinkVersion, kind, len);

@@ -291,7 +291,8 @@ HcclResult TransportImpl::Connect(const std::vector<Endpoint>& peers, const std:
     if (policy.notice != nullptr && SteadyClock::now() >= next_notice) {
       // A peer that should dial this rank may not know of the retry yet (it waits on a link
       // that is still healthy to it): tell it directly.
-      next_notice = SteadyClock::now() + std::max<std::chrono::milliseconds>(policy.interval, 100ms);
+      next_notice =
+          SteadyClock::now() + std::max<std::chrono::milliseconds>(policy.interval, 100ms);
       for (const auto& p : missing_await) {
         std::string why;
         if (NotifyPeer(p, dial_notice_, &why) == HCCL_E_OPRETRY_FAIL) {

@@ -38,11 +38,11 @@ std::string ReadFile(const fs::path& p) {
 
 struct Job {
   int n = 4;
-  std::string transport;            // "" = auto
-  std::vector<std::string> env;     // NAME=VALUE for the launcher and ranks
-  std::vector<std::string> prefix;  // e.g. ip netns exec NS
-  int timeout_s = 90;               // vigil run --timeout
-  std::vector<std::string> args;    // more retry_driver arguments
+  std::string transport;                        // "" = auto
+  std::vector<std::string> env;                 // NAME=VALUE for the launcher and ranks
+  std::vector<std::string> prefix;              // e.g. ip netns exec NS
+  int timeout_s = 90;                           // vigil run --timeout
+  std::vector<std::string> args;                // more retry_driver arguments
   std::function<void(const fs::path&)> during;  // every 100 ms while the job runs
 };
 
@@ -135,7 +135,8 @@ Outcome RunJob(const std::string& name, const Job& job) {
     Rank& rk = o.ranks[r];
     if (res.empty()) continue;
     rk.has_result = true;
-    std::sscanf(res.c_str(), "RESULT rank=%*d pid=%d ops=%d ok=%d wrong=%lld enqueue=%d sync=%d async=%d",
+    std::sscanf(res.c_str(),
+                "RESULT rank=%*d pid=%d ops=%d ok=%d wrong=%lld enqueue=%d sync=%d async=%d",
                 &rk.pid, &rk.ops, &rk.ok, &rk.wrong, &rk.enqueue, &rk.sync, &rk.async);
     rk.run_log = LogsOf(logs, "run", rk.pid);
     rk.debug_log = LogsOf(logs, "debug", rk.pid);
@@ -191,7 +192,8 @@ void ExpectRecovered(const Outcome& o, int n, int ops, int a, int b) {
     EXPECT_EQ(rk.wrong, 0) << Describe(o);
     EXPECT_EQ(rk.sync, 0) << Describe(o);
     EXPECT_EQ(rk.async, 0) << Describe(o);
-    const std::string link = "link rank[" + std::to_string(a) + "] <-> rank[" + std::to_string(b) + "]";
+    const std::string link =
+        "link rank[" + std::to_string(a) + "] <-> rank[" + std::to_string(b) + "]";
     EXPECT_TRUE(Has(rk.run_log, {"[OpRetry]communicator[", "attempt[1/", link.c_str(),
                                  "retry from the op's start on links re-made at epoch["}))
         << rk.run_log.substr(0, 3000);
@@ -201,7 +203,8 @@ void ExpectRecovered(const Outcome& o, int n, int ops, int a, int b) {
                                  "attempt(s), [", "]s lost; ", link.c_str()}))
         << rk.run_log.substr(0, 3000);
     // Recovered: no ERROR CQE was raised, nobody was named.
-    EXPECT_FALSE(Has(rk.run_log, {"[HeartbeatAbnormal]", "crimer rank"})) << rk.run_log.substr(0, 3000);
+    EXPECT_FALSE(Has(rk.run_log, {"[HeartbeatAbnormal]", "crimer rank"}))
+        << rk.run_log.substr(0, 3000);
   }
   EXPECT_EQ(o.launcher.find("(EI0013)"), std::string::npos) << o.launcher;
 }
@@ -214,17 +217,243 @@ void RunCutRecovered(const std::string& transport, int n, int a, int b) {
   job.transport = transport;
   // 4 ops of 1 Mi int32 (4 MiB); the cut comes once 6 MiB moved over rank a's link to rank b,
   // after the two warm-up ops: inside the measured ops, mid-transfer.
-  job.env = BaseEnv({"HCCL_OP_RETRY_ENABLE=L0:1,L1:1",
-                     "VIGIL_FAULT=link_cut:" + std::to_string(a) + "-" + std::to_string(b) + "@14M"});
+  job.env = BaseEnv({"HCCL_OP_RETRY_ENABLE=L0:1,L1:1", "VIGIL_FAULT=link_cut:" + std::to_string(a) +
+                                                           "-" + std::to_string(b) + "@14M"});
   job.args = {"--ops", "4", "--count", std::to_string(1 << 20)};
   Outcome o = RunJob("cut" + transport + std::to_string(n), job);
   DropIfPassed drop{o.dir};
   ExpectRecovered(o, n, 4, a, b);
   // The rank that cut its link says so.
-  EXPECT_TRUE(Has(o.ranks.at(a).run_log, {"[Fault]cutting link local rank[", "VIGIL_FAULT link_cut"}));
+  EXPECT_TRUE(
+      Has(o.ranks.at(a).run_log, {"[Fault]cutting link local rank[", "VIGIL_FAULT link_cut"}));
 }
 
-TEST(OpRetry, CutMidOpShmRecovers) { RunCutRecovered("", 4, 1, 2); }
-TEST(OpRetry, CutMidOpTcpRecovers) { RunCutRecovered("tcp", 4, 1, 2); }
+TEST(OpRetry, CutMidOpShmRecovers) {
+  RunCutRecovered("", 4, 1, 2);
+}
+TEST(OpRetry, CutMidOpTcpRecovers) {
+  RunCutRecovered("tcp", 4, 1, 2);
+}
+
+// ---- (c) the link stays down longer than HoldTime: a clean failure ---------------------------
+
+// Every rank returned with an error (nothing hung); the ends of the link logged the retry's
+// failure and the ERROR CQE naming each other; the screen has EI0013.
+void ExpectCleanFailure(const Outcome& o, int n, int a, int b, bool retry_on) {
+  ASSERT_FALSE(o.timed_out) << Describe(o);
+  ASSERT_EQ(o.ranks.size(), static_cast<size_t>(n));
+  for (const auto& [r, rk] : o.ranks) {
+    SCOPED_TRACE("rank " + std::to_string(r));
+    ASSERT_TRUE(rk.has_result) << Describe(o);
+    EXPECT_TRUE(rk.sync != 0 || rk.enqueue != 0) << Describe(o);
+    EXPECT_NE(rk.async, 0) << Describe(o);
+    EXPECT_EQ(rk.wrong, 0) << "an op completed with a wrong result\n" << Describe(o);
+    if (!retry_on) {
+      EXPECT_FALSE(Has(rk.run_log, {"[OpRetry]"})) << rk.run_log.substr(0, 2000);
+    }
+  }
+  for (int r : {a, b}) {
+    SCOPED_TRACE("link end rank " + std::to_string(r));
+    const Rank& rk = o.ranks.at(r);
+    EXPECT_TRUE(Has(rk.debug_log, {"[TaskExecStage][HeartbeatAbnormal][ROCE CQE ERROR]cqe error "
+                                   "status[12], time:["}))
+        << rk.debug_log.substr(0, 3000);
+    if (retry_on) {
+      EXPECT_TRUE(Has(rk.debug_log, {"[OpRetry]communicator[",
+                                     "retry failed: links not re-made "
+                                     "within HoldTime[2000]ms (timeout)"}))
+          << rk.debug_log.substr(0, 3000);
+      EXPECT_TRUE(Has(rk.run_log, {"[OpRetry]communicator[",
+                                   "not recovered: gave up after [1] "
+                                   "attempt(s)"}));
+    }
+  }
+  EXPECT_NE(o.launcher.find("Execution Error ROCE CQE(EI0013)"), std::string::npos) << o.launcher;
+}
+
+void RunCutHeldDown(const std::string& transport) {
+  Job job;
+  job.n = 4;
+  job.transport = transport;
+  // Down for 8 s after the cut, HoldTime 2 s.
+  job.env = BaseEnv({"HCCL_OP_RETRY_ENABLE=L0:1,L1:1",
+                     "HCCL_OP_RETRY_PARAMS=MaxCnt:2,HoldTime:2000,IntervalTime:500",
+                     "VIGIL_FAULT=link_cut:1-2@14M~8000"});
+  job.args = {"--ops", "4", "--count", std::to_string(1 << 20)};
+  Outcome o = RunJob("held" + transport, job);
+  DropIfPassed drop{o.dir};
+  ExpectCleanFailure(o, 4, 1, 2, true);
+}
+
+TEST(OpRetry, DownPastHoldTimeFailsCleanlyShm) {
+  RunCutHeldDown("");
+}
+TEST(OpRetry, DownPastHoldTimeFailsCleanlyTcp) {
+  RunCutHeldDown("tcp");
+}
+
+// ---- (d) retry off: the cut fails the op as without retry -------------------------------------
+
+TEST(OpRetry, RetryOffFailsAsBefore) {
+  Job job;
+  job.n = 4;
+  job.env = BaseEnv({"VIGIL_FAULT=link_cut:1-2@14M"});
+  job.args = {"--ops", "4", "--count", std::to_string(1 << 20)};
+  Outcome o = RunJob("off", job);
+  DropIfPassed drop{o.dir};
+  ExpectCleanFailure(o, 4, 1, 2, false);
+}
+
+// ---- (b) two network namespaces, the veth down for 2 s mid-op ---------------------------------
+
+int Sh(const std::string& cmd) {
+  int rc = std::system((cmd + " >/dev/null 2>&1").c_str());
+  return WIFEXITED(rc) ? WEXITSTATUS(rc) : -1;
+}
+
+bool AllExist(const fs::path& dir, const char* prefix, int n) {
+  for (int r = 0; r < n; ++r) {
+    if (!fs::exists(dir / (std::string(prefix) + "-" + std::to_string(r)))) return false;
+  }
+  return true;
+}
+
+// Namespaces A and B joined by a veth pair; each rank's address on lo, routed over the veth
+// (as the heartbeat tests' F4 netns case). Ranks 0, 1 in A, 2, 3 in B.
+struct Netns {
+  std::string nsa, nsb, va, ipa, ipb, gwa, gwb;
+  bool ok = false;
+  Netns() {
+    const std::string id = std::to_string(getpid() % 100000);
+    nsa = "vrtA" + id;
+    nsb = "vrtB" + id;
+    va = "vra" + id;
+    const std::string vb = "vrb" + id;
+    const int oct = 100 + static_cast<int>(getpid() % 100);
+    ipa = "10.233." + std::to_string(oct) + ".1";
+    ipb = "10.233." + std::to_string(oct) + ".2";
+    gwa = "10.234." + std::to_string(oct) + ".1";
+    gwb = "10.234." + std::to_string(oct) + ".2";
+    if (Sh("ip netns add " + nsa) != 0) return;
+    ok = Sh("ip netns add " + nsb) == 0 &&
+         Sh("ip link add " + va + " type veth peer name " + vb) == 0 &&
+         Sh("ip link set " + va + " netns " + nsa) == 0 &&
+         Sh("ip link set " + vb + " netns " + nsb) == 0 &&
+         Sh("ip -n " + nsa + " link set lo up") == 0 &&
+         Sh("ip -n " + nsb + " link set lo up") == 0 &&
+         Sh("ip -n " + nsa + " addr add " + ipa + "/32 dev lo") == 0 &&
+         Sh("ip -n " + nsb + " addr add " + ipb + "/32 dev lo") == 0 &&
+         Sh("ip -n " + nsa + " addr add " + gwa + "/30 dev " + va) == 0 &&
+         Sh("ip -n " + nsb + " addr add " + gwb + "/30 dev " + vb) == 0 &&
+         Sh("ip -n " + nsa + " link set " + va + " up") == 0 &&
+         Sh("ip -n " + nsb + " link set " + vb + " up") == 0 &&
+         Sh("ip -n " + nsa + " route add " + ipb + "/32 via " + gwb) == 0 &&
+         Sh("ip -n " + nsb + " route add " + ipa + "/32 via " + gwa) == 0;
+  }
+  ~Netns() {
+    Sh("ip netns del " + nsa);
+    Sh("ip netns del " + nsb);
+  }
+  Job MakeJob() const {
+    Job job;
+    job.n = 4;
+    job.prefix = {"ip", "netns", "exec", nsa};
+    // A TCP send that makes no progress for 1 s breaks its link (HCCL_RDMA_TIMEOUT 5 x
+    // HCCL_RDMA_RETRY_CNT 1): a 2 s outage is a link error, as RDMA's retransmissions running
+    // out are.
+    job.env =
+        BaseEnv({"HCCL_OP_RETRY_ENABLE=L0:1,L1:1", "HCCL_RDMA_TIMEOUT=5", "HCCL_RDMA_RETRY_CNT=1",
+                 "HCCL_IF_IP=" + ipa, "HB_NETNS=" + nsa + "," + nsa + "," + nsb + "," + nsb,
+                 "HB_IF_IP=" + ipa + "," + ipa + "," + ipb + "," + ipb});
+    return job;
+  }
+  void Down() const { Sh("ip -n " + nsa + " link set " + va + " down"); }
+  // Up again, with the routes the kernel dropped with the link (as a real network's routing
+  // converges again).
+  void Up() const {
+    Sh("ip -n " + nsa + " link set " + va + " up");
+    Sh("ip -n " + nsa + " route replace " + ipb + "/32 via " + gwb);
+    Sh("ip -n " + nsb + " route replace " + ipa + "/32 via " + gwa);
+  }
+};
+
+// Every op of a loop exact across a 2 s outage: the ops in flight were retried.
+TEST(OpRetryNetns, VethDownTwoSecondsRecovers) {
+  Netns net;
+  if (!net.ok) GTEST_SKIP() << "cannot create network namespaces here (needs root)";
+  Job job = net.MakeJob();
+  job.args = {"--seconds", "60", "--count", std::to_string(1 << 18)};
+  int phase = 0;
+  std::chrono::steady_clock::time_point at;
+  job.during = [&](const fs::path& dir) {
+    const auto now = std::chrono::steady_clock::now();
+    if (phase == 0 && AllExist(dir, "ready", 4)) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(300));
+      net.Down();
+      at = std::chrono::steady_clock::now();
+      phase = 1;
+    } else if (phase == 1 && now - at >= std::chrono::seconds(2)) {
+      net.Up();
+      at = now;
+      phase = 2;
+    } else if (phase == 2 && now - at >= std::chrono::seconds(4)) {
+      std::ofstream(dir / "stop") << "stop\n";
+      phase = 3;
+    }
+  };
+  Outcome o = RunJob("netns2s", job);
+  DropIfPassed drop{o.dir};
+  ASSERT_EQ(phase, 3) << Describe(o);
+  ASSERT_FALSE(o.timed_out) << Describe(o);
+  for (const auto& [r, rk] : o.ranks) {
+    SCOPED_TRACE("rank " + std::to_string(r));
+    ASSERT_TRUE(rk.has_result) << Describe(o);
+    EXPECT_GT(rk.ops, 0);
+    EXPECT_EQ(rk.ok, rk.ops) << Describe(o);
+    EXPECT_EQ(rk.wrong, 0) << Describe(o);
+    EXPECT_EQ(rk.sync, 0) << Describe(o);
+    EXPECT_EQ(rk.async, 0) << Describe(o);
+    EXPECT_TRUE(Has(rk.run_log, {"[OpRetry]communicator[", "recovered by retry after [",
+                                 "]s lost; link rank["}))
+        << rk.run_log.substr(0, 3000);
+    EXPECT_FALSE(Has(rk.run_log, {"[HeartbeatAbnormal]", "crimer rank"}));
+  }
+}
+
+// Down for longer than HoldTime: every rank fails cleanly, nothing hangs.
+TEST(OpRetryNetns, VethDownPastHoldTimeFailsCleanly) {
+  Netns net;
+  if (!net.ok) GTEST_SKIP() << "cannot create network namespaces here (needs root)";
+  Job job = net.MakeJob();
+  job.env.push_back("HCCL_OP_RETRY_PARAMS=MaxCnt:1,HoldTime:2000,IntervalTime:500");
+  job.args = {"--seconds", "60", "--count", std::to_string(1 << 18)};
+  int phase = 0;
+  std::chrono::steady_clock::time_point at;
+  job.during = [&](const fs::path& dir) {
+    if (phase == 0 && AllExist(dir, "ready", 4)) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(300));
+      net.Down();
+      at = std::chrono::steady_clock::now();
+      phase = 1;
+    } else if (phase == 1 && (AllExist(dir, "result", 4) ||
+                              std::chrono::steady_clock::now() - at >= std::chrono::seconds(40))) {
+      net.Up();
+      phase = 2;
+    }
+  };
+  Outcome o = RunJob("netnsheld", job);
+  DropIfPassed drop{o.dir};
+  ASSERT_FALSE(o.timed_out) << Describe(o);
+  for (const auto& [r, rk] : o.ranks) {
+    SCOPED_TRACE("rank " + std::to_string(r));
+    ASSERT_TRUE(rk.has_result) << Describe(o);
+    EXPECT_TRUE(rk.sync != 0 || rk.enqueue != 0) << Describe(o);
+    EXPECT_EQ(rk.wrong, 0) << Describe(o);
+    EXPECT_TRUE(Has(rk.debug_log, {"[OpRetry]communicator[",
+                                   "retry failed: links not re-made "
+                                   "within HoldTime[2000]ms (timeout)"}))
+        << rk.debug_log.substr(0, 3000);
+  }
+}
 
 }  // namespace

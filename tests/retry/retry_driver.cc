@@ -3,8 +3,9 @@
 // Every rank makes a communicator, runs two warm-up AllReduces, writes DIR/ready-R, then runs
 // AllReduces (int32 sum, every other one in place) of rank- and op-dependent data and checks
 // every element against the exact sum: K ops, or with --seconds S until DIR/stop exists or S
-// seconds passed (the test takes a network link down and up meanwhile). It stops at the first
-// failed op. One line per rank, also written to DIR/result-R:
+// seconds passed (the test takes a network link down and up meanwhile; the ranks agree on
+// stopping by a one-element AllReduce before each op). It stops at the first failed op. One
+// line per rank, also written to DIR/result-R:
 //   RESULT rank=R pid=P ops=<run> ok=<exact> wrong=<elements wrong> enqueue=<rc> sync=<rc>
 //   async=<rc>
 // HB_NETNS / HB_IF_IP (comma lists by rank) put a rank into a network namespace with its
@@ -80,10 +81,14 @@ int main(int argc, char** argv) {
   int seconds = 0;
   for (int i = 1; i + 1 < argc; i += 2) {
     const std::string k = argv[i];
-    if (k == "--out") out_dir = argv[i + 1];
-    else if (k == "--ops") ops = std::atoi(argv[i + 1]);
-    else if (k == "--count") count = std::strtoull(argv[i + 1], nullptr, 10);
-    else if (k == "--seconds") seconds = std::atoi(argv[i + 1]);
+    if (k == "--out")
+      out_dir = argv[i + 1];
+    else if (k == "--ops")
+      ops = std::atoi(argv[i + 1]);
+    else if (k == "--count")
+      count = std::strtoull(argv[i + 1], nullptr, 10);
+    else if (k == "--seconds")
+      seconds = std::atoi(argv[i + 1]);
   }
   uint32_t rank = 0, n = 0;
   if (out_dir.empty() || !VigilLaunchRank(&rank, &n)) {
@@ -112,8 +117,8 @@ int main(int argc, char** argv) {
   auto run = [&](int op, bool inplace, HcclResult* enq, aclError* sync) {
     for (uint64_t i = 0; i < count; ++i) in[i] = Value(rank, i, op);
     int32_t* dst = inplace ? in.data() : out.data();
-    *enq = HcclAllReduce(in.data(), dst, count, HCCL_DATA_TYPE_INT32, HCCL_REDUCE_SUM, comm,
-                         stream);
+    *enq =
+        HcclAllReduce(in.data(), dst, count, HCCL_DATA_TYPE_INT32, HCCL_REDUCE_SUM, comm, stream);
     *sync = aclrtSynchronizeStream(stream);
     uint64_t wrong = 0;
     for (uint64_t i = 0; i < count; ++i) {
@@ -139,9 +144,14 @@ int main(int argc, char** argv) {
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(seconds);
   for (int op = 0;; ++op) {
     if (seconds == 0 && op >= ops) break;
-    if (seconds > 0 && (std::filesystem::exists(out_dir + "/stop") ||
-                        std::chrono::steady_clock::now() > deadline)) {
-      break;
+    if (seconds > 0) {
+      // Every rank must stop after the same op: they agree on the stop file by a reduction.
+      int32_t flag =
+          std::filesystem::exists(out_dir + "/stop") || std::chrono::steady_clock::now() > deadline;
+      int32_t any = 0;
+      enq = HcclAllReduce(&flag, &any, 1, HCCL_DATA_TYPE_INT32, HCCL_REDUCE_SUM, comm, stream);
+      sync = aclrtSynchronizeStream(stream);
+      if (enq != HCCL_SUCCESS || sync != ACL_SUCCESS || any != 0) break;
     }
     const uint64_t w = run(op, op % 2 == 1, &enq, &sync);
     ++done;
