@@ -8,8 +8,8 @@
 #       $ASCEND_HOME_PATH/tools/hccl_test exists (copied to WORK_DIR/real, built unchanged).
 #   hccl_test_run.sh PART BUILD_DIR SOURCE_DIR WORK_DIR
 #       runs the stand-in's lines of PART in hccl_test_cases.txt (next to this script);
-#       PART "real" runs the "ops" lines with the real hccl_test, "real_zero_copy" its
-#       "zero_copy" lines, and "vigil_run" starts all_reduce_test through `vigil run`.
+#       PART "real" runs the "ops" lines with the real hccl_test, "real_X" the lines of part X
+#       (e.g. real_zero_copy), and "vigil_run" starts all_reduce_test through `vigil run`.
 # Every run must end with status 0 and print its table with the expected number of rows, each
 # "success" with a time above 0. Exits 77 (skipped) with the reason when mpirun, mpicxx, the
 # real hccl_test or what the prefix must provide is missing.
@@ -58,13 +58,13 @@ check_prefix() {
   for f in include/acl/acl_prof.h lib64/libacl_rt.so lib64/libmsprofiler.so; do
     [ -e "$prefix/$f" ] || missing+=("$f")
   done
-  local sym
+  local sym exported
+  exported=$(nm -D --defined-only "$prefix"/lib64/*.so 2>/dev/null | awk '{print $NF}')
   for sym in aclrtEventElapsedTime aclrtCreateEventWithFlag aclrtResetEvent aclrtGetSocName \
              aclrtSetDeviceSatMode aclrtSetStreamFailureMode aclrtReserveMemAddress \
              aclrtMallocPhysical aclrtMapMem aclrtMemGetAllocationGranularity aclprofStart; do
     grep -rqE "\\b$sym *\\(" "$prefix/include/acl" 2>/dev/null &&
-      nm -D --defined-only "$prefix"/lib64/*.so 2>/dev/null | grep -qw "$sym" ||
-      missing+=("$sym")
+      grep -qx "$sym" <<<"$exported" || missing+=("$sym")
   done
   [ "${#missing[@]}" -eq 0 ] || echo "the Vigil prefix lacks ${missing[*]}"
 }
@@ -222,11 +222,12 @@ run_part() {
 
 case "$part" in
   setup) setup ;;
-  real | real_zero_copy)
+  real | real_*)
     [ -d "$work/real/bin" ] || [ ! -d "$work/standin/bin" ] ||
       skip "no real hccl_test: set VIGIL_HCCL_TEST_SRC to its folder (or install CANN's)"
-    if [ "$part" = real ]; then run_part ops "$work/real/bin" mpirun; else
-      run_part zero_copy "$work/real/bin" mpirun; fi ;;
+    lines=${part#real_}
+    [ "$part" = real ] && lines=ops
+    run_part "$lines" "$work/real/bin" mpirun ;;
   vigil_run)
     "$prefix/bin/vigil" run --help 2>/dev/null | grep -q -- "--mpirun" ||
       skip "vigil run cannot start MPI programs (no --mpirun option)"
