@@ -54,7 +54,8 @@ namespace vigil::api {
 
 HcclResult InitWithRoot(const char* api, uint32_t nRanks, const bootstrap::RootInfo& root,
                         uint32_t rank, const HcclCommConfig* config, HcclComm* comm,
-                        const std::string& host_ip, const std::string& default_name) {
+                        const std::string& host_ip, const std::string& default_name,
+                        const comm::CommOptions* inherit) {
   const vigil::EnvConfig& env = vigil::Env();
   vigil::comm::CommOptions options;
   options.nranks = nRanks;
@@ -62,9 +63,18 @@ HcclResult InitWithRoot(const char* api, uint32_t nRanks, const bootstrap::RootI
   options.root = root;
   options.buffsize_mb = env.buffsize_mb;
   options.exec_timeout_s = env.exec_timeout_s;
+  if (inherit != nullptr) {
+    options.buffsize_mb = inherit->buffsize_mb;
+    options.exec_timeout_s = inherit->exec_timeout_s;
+    options.algo = inherit->algo;
+    options.udi = inherit->udi;
+    options.op_expansion_mode = inherit->op_expansion_mode;
+    options.sym_win_max_gb = inherit->sym_win_max_gb;
+  }
   options.host_ip = host_ip;
   options.user_name = default_name;
   if (HcclResult rc = ApplyCommConfig(api, config, &options); rc != HCCL_SUCCESS) return rc;
+  if (inherit != nullptr && config == nullptr) options.deterministic = inherit->deterministic;
   if (options.user_name.empty()) options.user_name = default_name;
   int32_t device = vigil::rt::CurrentDevice();
   options.device = device < 0 ? 0 : device;

@@ -476,6 +476,11 @@ aclError Communicator::Execute(const OpDesc& op, const OpRecord& record, alg::Al
     }
     exec_lock.lock();
   }
+  // Counted when the op ends, however it ends, still under exec_mu_ (one writer: no RMW).
+  struct Ended {
+    std::atomic<uint64_t>& n;
+    ~Ended() { n.store(n.load(std::memory_order_relaxed) + 1, std::memory_order_release); }
+  } ended{ended_};
   if (failure_dirty_) {
     failure_ = OpFailure{};
     failure_dirty_ = false;

@@ -107,6 +107,13 @@ class Communicator : public std::enable_shared_from_this<Communicator> {
   HcclResult async_error() const { return async_error_.load(); }
   // Makes every op waiting on a peer end with `code` (heartbeat: a rank was lost).
   void Abort(HcclResult code);
+  bool aborted() const { return abort_.load() != 0; }
+  // Ops queued on this rank and not ended yet (VigilCommShrink waits for them).
+  uint64_t in_flight() const {
+    const uint64_t ended = ended_.load(std::memory_order_acquire);
+    const uint64_t queued = next_index_.load(std::memory_order_acquire) - 1;
+    return queued > ended ? queued - ended : 0;
+  }
   // HcclCommSuspend / HcclCommResume: a suspended communicator takes no new op (the API layer
   // refuses them); ops queued before run to their end.
   bool suspended() const { return suspended_.load(std::memory_order_acquire); }
@@ -197,6 +204,7 @@ class Communicator : public std::enable_shared_from_this<Communicator> {
   size_t ccl_bytes_ = 0;
 
   std::atomic<uint64_t> next_index_{1};
+  std::atomic<uint64_t> ended_{0};  // ops whose Execute returned
   std::atomic<bool> destroyed_{false};
   std::atomic<bool> suspended_{false};
   MemoryRanges memory_ranges_;

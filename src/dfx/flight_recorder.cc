@@ -11,6 +11,7 @@
 #include <cerrno>
 #include <cstdio>
 #include <cstdlib>
+#include <deque>
 #include <filesystem>
 #include <map>
 #include <memory>
@@ -439,7 +440,24 @@ class FlightRecorder : public comm::OpObserver {
         json += "]}";
       }
     }
-    json += "\n]}\n";
+    json += "\n],\"shrinks\":[";
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      bool first = true;
+      for (const ShrinkRecord& r : shrinks_) {
+        if (!first) json += ',';
+        first = false;
+        std::string excluded;
+        for (uint32_t x : r.excluded) excluded += (excluded.empty() ? "" : ",") + std::to_string(x);
+        json += fmt::format(
+            "\n{{\"from\":{},\"to\":{},\"fromRank\":{},\"toRank\":{},\"fromSize\":{},"
+            "\"toSize\":{},\"excluded\":[{}],\"coordinator\":{},\"time\":{},"
+            "\"agreementMs\":{},\"ms\":{}}}",
+            Escape(r.from), Escape(r.to), r.from_rank, r.to_rank, r.from_size, r.to_size, excluded,
+            r.coordinator, Escape(FormatPlogTime(r.at)), r.agreement_ms, r.ms);
+      }
+    }
+    json += "]}\n";
 
     namespace fs = std::filesystem;
     std::error_code ec;
@@ -546,7 +564,16 @@ class FlightRecorder : public comm::OpObserver {
     return &state->extras[op.index];
   }
 
+ public:
+  void NoteShrink(const ShrinkRecord& r) {
+    std::lock_guard<std::mutex> lock(mu_);
+    shrinks_.push_back(r);
+    if (shrinks_.size() > kFlightShrinks) shrinks_.pop_front();
+  }
+
+ private:
   std::mutex mu_;
+  std::deque<ShrinkRecord> shrinks_;
   std::map<CommKey, std::shared_ptr<CommRing>, CommKeyLess> comms_;
   std::atomic<size_t> comms_count_{0};
   std::atomic<int> failure_dumps_{0};
@@ -624,6 +651,17 @@ void AttachFlightRecorder(const std::shared_ptr<const comm::CommInfo>& info) {
 
 std::string DumpFlightRecorder(const std::string& reason) {
   return g_recorder != nullptr ? g_recorder->Dump(reason) : std::string();
+}
+
+void RecordShrink(const ShrinkRecord& record) {
+  if (g_recorder == nullptr) return;
+  g_recorder->NoteShrink(record);
+  std::string excluded;
+  for (uint32_t x : record.excluded) excluded += (excluded.empty() ? "" : ",") + std::to_string(x);
+  g_recorder->Dump(fmt::format("communicator shrunk: [{}] rank[{}] of {} -> [{}] rank[{}] of {}, "
+                               "excluded ranks[{}]",
+                               record.from, record.from_rank, record.from_size, record.to,
+                               record.to_rank, record.to_size, excluded));
 }
 
 }  // namespace vigil::dfx

@@ -16,7 +16,8 @@
 //                      "leave":..|null,"state":"queued|running|done|failed",
 //                      "result":<HcclResult>,"error":"..",
 //                      "tasksTotal":..,"tasks":[{"task":1,"type":"Notify Wait","remote":1,
-//                        "link":"SHM","bytes":..,"done":..,"state":"done|failed|pending"}]}]}]}
+//                        "link":"SHM","bytes":..,"done":..,"state":"done|failed|pending"}]}]}],
+//    "shrinks":[..] (RecordShrink below)}
 // Ops are oldest first. Times are local plog stamps. "tasks" (the newest alg::TaskLog::kMaxTasks
 // transfers of the op) only with HCCL_DIAGNOSE_ENABLE=1.
 #pragma once
@@ -24,8 +25,10 @@
 #include <cstddef>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "comm/op.h"
+#include "common/time_util.h"
 
 namespace vigil::dfx {
 
@@ -41,5 +44,21 @@ void AttachFlightRecorder(const std::shared_ptr<const comm::CommInfo>& info);
 
 // Writes a dump now; returns its path ("" when nothing could be written). Thread-safe.
 std::string DumpFlightRecorder(const std::string& reason);
+
+// A shrink this process took part in (VigilCommShrink). The last kFlightShrinks are written
+// into every dump after "comms", as
+//   "shrinks":[{"from":..,"to":..,"fromRank":..,"toRank":..,"fromSize":..,"toSize":..,
+//               "excluded":[..],"coordinator":..,"time":"<plog stamp>","agreementMs":..,"ms":..}]
+// and a dump is written at once (reason "communicator shrunk: ...").
+inline constexpr size_t kFlightShrinks = 16;
+struct ShrinkRecord {
+  std::string from, to;  // identifiers
+  uint32_t from_rank = 0, to_rank = 0, from_size = 0, to_size = 0;
+  std::vector<uint32_t> excluded;
+  uint32_t coordinator = 0;
+  int64_t agreement_ms = 0, ms = 0;
+  WallClock::time_point at;
+};
+void RecordShrink(const ShrinkRecord& record);
 
 }  // namespace vigil::dfx

@@ -136,6 +136,9 @@ void Heartbeat::Impl::Detach(const comm::Communicator* raw) {
     e = *it;
     e->detached.store(true);
     comms_.erase(it);
+    const CommEntry::Counts n = e->counts();
+    previous_.push_back({e->identifier, e->rank, e->size, n.in, n.out, e->aborted, WallClock::now()});
+    if (previous_.size() > kMaxPrevious) previous_.pop_front();
     for (const std::string& ep : e->neighbours) {
       auto pit = peers_.find(ep);
       if (pit == peers_.end()) continue;
@@ -305,6 +308,12 @@ bool Heartbeat::Locate(const std::string& identifier, const std::string& uid, st
 }
 bool Heartbeat::PeerExited(const std::string& identifier, uint32_t rank) {
   return enabled() && impl_->PeerExited(identifier, rank);
+}
+std::set<uint32_t> Heartbeat::LostRanks(const std::string& identifier) {
+  return enabled() ? impl_->LostRanks(identifier) : std::set<uint32_t>();
+}
+void Heartbeat::NoteShrink(const ShrinkNote& note) {
+  if (enabled()) impl_->NoteShrink(note);
 }
 std::vector<HbEvent> Heartbeat::Events() {
   return impl_->Events();

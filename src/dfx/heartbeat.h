@@ -26,11 +26,13 @@
 #pragma once
 
 #include <memory>
+#include <set>
 #include <string>
 #include <vector>
 
 #include "comm/communicator.h"
 #include "comm/op.h"
+#include "common/time_util.h"
 #include "dfx/heartbeat_event.h"
 
 namespace vigil::dfx {
@@ -65,7 +67,22 @@ class Heartbeat {
   bool Locate(const std::string& identifier, const std::string& uid, std::string* in,
               uint32_t* rank, uint32_t* pid);
 
-  // This process's view for `vigil health` (JSON text).
+  // Ranks of communicator `identifier` this process knows LOST (an event about them, or their
+  // process found exited); empty when none, or when no communicator of that name is attached.
+  std::set<uint32_t> LostRanks(const std::string& identifier);
+
+  // A shrink this process took part in; `vigil health` lists it beside the communicators.
+  struct ShrinkNote {
+    std::string from, to;  // identifiers
+    uint32_t from_rank = 0, to_rank = 0, from_size = 0, to_size = 0;
+    std::set<uint32_t> excluded;
+    int64_t ms = 0;
+    WallClock::time_point at;
+  };
+  void NoteShrink(const ShrinkNote& note);
+
+  // This process's view for `vigil health` (JSON text): its communicators, the last ones it
+  // destroyed ("previous") and its shrinks.
   std::string ViewJson();
   // Every event recorded so far (tests).
   std::vector<HbEvent> Events();

@@ -70,6 +70,12 @@ std::vector<uint8_t> EncodeReply(const std::string& json) {
   return Frame(FrameType::kReply, w);
 }
 
+std::vector<uint8_t> EncodeAgree(const std::vector<uint8_t>& body) {
+  wire::Writer w;
+  w.Bytes(body.data(), body.size());
+  return Frame(FrameType::kAgree, w);
+}
+
 bool DecodeHello(const std::vector<uint8_t>& body, HelloFrame* f) {
   wire::Reader r(body.data(), body.size());
   if (r.U32() != kHbMagic || r.U16() != kHbVersion) return false;
@@ -120,7 +126,7 @@ bool FrameReader::Next(FrameType* type, std::vector<uint8_t>* body, bool* bad) {
   const uint32_t len = r.U32();
   const uint8_t t = r.U8();
   if (len > kMaxFrameBody || t < static_cast<uint8_t>(FrameType::kHello) ||
-      t > static_cast<uint8_t>(FrameType::kReply)) {
+      t > static_cast<uint8_t>(FrameType::kAgree)) {
     *bad = true;
     return false;
   }

@@ -8,6 +8,7 @@
 //   kEvent  an abnormal event being broadcast: crimer, informer, status, discovery time
 //   kBye    the sender closes the link in order (comm destroyed, process exiting): not LOST
 //   kQuery  health client asks; kReply carries this process's view as JSON
+//   kAgree  a shrink agreement message (dfx/agreement.h), alone on a connection of its own
 #pragma once
 
 #include <cstdint>
@@ -23,6 +24,7 @@ enum class FrameType : uint8_t {
   kBye = 4,
   kQuery = 5,
   kReply = 6,
+  kAgree = 7,
 };
 
 // Ordered as HCCL's status values are named in logs; priority is separate (heartbeat_event.h).
@@ -62,6 +64,8 @@ std::vector<uint8_t> EncodeEvent(const EventFrame& f);
 std::vector<uint8_t> EncodeBye();
 std::vector<uint8_t> EncodeQuery();
 std::vector<uint8_t> EncodeReply(const std::string& json);
+// A kAgree frame around an agreement message (its body is agreement.cc's).
+std::vector<uint8_t> EncodeAgree(const std::vector<uint8_t>& body);
 
 bool DecodeHello(const std::vector<uint8_t>& body, HelloFrame* f);
 bool DecodeBeat(const std::vector<uint8_t>& body, BeatFrame* f);

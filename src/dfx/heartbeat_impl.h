@@ -163,6 +163,8 @@ class Heartbeat::Impl : public comm::OpObserver {
   bool Locate(const std::string& identifier, const std::string& uid, std::string* in,
               uint32_t* rank, uint32_t* pid);
   std::vector<HbEvent> Events();
+  std::set<uint32_t> LostRanks(const std::string& identifier);
+  void NoteShrink(const Heartbeat::ShrinkNote& note);
   std::string ViewJson();
   void Stop();
 
@@ -234,6 +236,18 @@ class Heartbeat::Impl : public comm::OpObserver {
   std::set<std::pair<std::string, uint64_t>> link_failed_ops_;  // (identifier, op index)
   std::deque<HbEvent> events_;
   std::deque<Forward> forward_;
+  // For vigil health: the communicators detached last (kMaxPrevious), and this process's shrinks.
+  struct Previous {
+    std::string identifier;
+    uint32_t rank = 0, size = 0;
+    uint64_t in = 0, out = 0;
+    bool aborted = false;
+    WallClock::time_point detached;
+  };
+  std::deque<Previous> previous_;
+  std::deque<Heartbeat::ShrinkNote> shrinks_;
 };
+
+inline constexpr size_t kMaxPrevious = 16;
 
 }  // namespace vigil::dfx

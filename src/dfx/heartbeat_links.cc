@@ -16,6 +16,7 @@
 #include <cerrno>
 #include <cstring>
 
+#include "dfx/agreement.h"
 #include "log/plog.h"
 
 namespace vigil::dfx {
@@ -209,6 +210,10 @@ void Heartbeat::Impl::ServiceAnonLocked(Anon& a, SteadyClock::time_point now) {
     if (type == FrameType::kQuery) {
       a.out = EncodeReply(ViewJsonLocked());
       a.replied = true;
+    } else if (type == FrameType::kAgree) {
+      DeliverAgreementFrame(body);  // one message per connection (agreement.h)
+      CloseAnon(a);
+      return;
     } else {
       CloseAnon(a);
       return;

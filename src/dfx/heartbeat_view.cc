@@ -48,6 +48,29 @@ bool Heartbeat::Impl::Locate(const std::string& identifier, const std::string& u
   return true;
 }
 
+std::set<uint32_t> Heartbeat::Impl::LostRanks(const std::string& identifier) {
+  std::lock_guard<std::mutex> lock(mu_);
+  std::set<uint32_t> lost;
+  auto it = std::find_if(comms_.begin(), comms_.end(),
+                         [&](const auto& c) { return c->identifier == identifier; });
+  if (it == comms_.end()) return lost;
+  const CommEntry& c = **it;
+  for (uint32_t r = 0; r < c.size; ++r) {
+    auto seen = seen_.find(c.uids[r]);
+    if ((seen != seen_.end() && seen->second.count(HbStatus::kLost) != 0) ||
+        exited_.count(c.uids[r]) != 0) {
+      lost.insert(r);
+    }
+  }
+  return lost;
+}
+
+void Heartbeat::Impl::NoteShrink(const Heartbeat::ShrinkNote& note) {
+  std::lock_guard<std::mutex> lock(mu_);
+  shrinks_.push_back(note);
+  if (shrinks_.size() > kMaxPrevious) shrinks_.pop_front();
+}
+
 std::vector<HbEvent> Heartbeat::Impl::Events() {
   std::lock_guard<std::mutex> lock(mu_);
   return std::vector<HbEvent>(events_.begin(), events_.end());
@@ -117,6 +140,30 @@ std::string Heartbeat::Impl::ViewJsonLocked() const {
                       {"discovered_us", e.discovered_us}});
   }
   v["events"] = events;
+  json previous = json::array();
+  for (const Previous& p : previous_) {
+    previous.push_back({{"comm", p.identifier},
+                        {"rank", p.rank},
+                        {"size", p.size},
+                        {"in", p.in},
+                        {"out", p.out},
+                        {"aborted", p.aborted},
+                        {"destroyed", FormatCTime(p.detached)}});
+  }
+  v["previous"] = previous;
+  json shrinks = json::array();
+  for (const Heartbeat::ShrinkNote& s : shrinks_) {
+    shrinks.push_back({{"from", s.from},
+                       {"to", s.to},
+                       {"from_rank", s.from_rank},
+                       {"to_rank", s.to_rank},
+                       {"from_size", s.from_size},
+                       {"to_size", s.to_size},
+                       {"excluded", std::vector<uint32_t>(s.excluded.begin(), s.excluded.end())},
+                       {"ms", s.ms},
+                       {"at", FormatCTime(s.at)}});
+  }
+  v["shrinks"] = shrinks;
   return v.dump();
 }
 

@@ -227,6 +227,13 @@ class TaskExceptionHandler : public comm::OpObserver {
     switch (ReportedKind(op, f)) {
       case comm::OpFailure::Kind::kTimeout:
       case comm::OpFailure::Kind::kAbort: {
+        if (f.kind == comm::OpFailure::Kind::kAbort && f.code == HCCL_E_AGAIN) {
+          // Aborted on purpose (VigilCommShrink with VIGIL_SHRINK_ABORT): no fault to raise.
+          HCCL_RUN_WARNING("[TaskExecStage]op tag[{}] index[{}] was aborted by VigilCommShrink "
+                           "(VIGIL_SHRINK_ABORT), HCCL_E_AGAIN",
+                           op.tag(), op.index);
+          break;
+        }
         const std::string base = fmt::format(
             "streamID:[{}], taskID[{}], taskType[Notify Wait], tag[{}], AlgType(level 0-1-2):[{}].",
             op.stream_id, op.task_id, op.tag(), op.alg_type());

@@ -1,0 +1,404 @@
+// Shrink after a lost rank (fault F18), caused for real on 4- and 8-rank jobs under `vigil run`
+// (shrink_driver.cc is the rank program), and checked on every rank:
+//   - every survivor finished its loop with correct sums over the communicator it was in, and
+//     the shrunk communicator numbers the survivors densely in their old order (members);
+//   - every survivor's run log has the shrink line "[Shrink]communicator[OLD] rankSize[N] shrunk
+//     to communicator[NEW] rankSize[M] by rank[r] (new rank[k]): excluded ranks[..]", all with
+//     the same NEW; and the heartbeat named the killed rank LOST;
+//   - a disagreement (different lists, a survivor that never calls) is HCCL_E_PARA with EI0005
+//     on every caller, and the job ends by itself (vigil run's --timeout never needed).
+// The time from the kill to the first op on the shrunk communicator is printed, never asserted.
+#include <fcntl.h>
+#include <gtest/gtest.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <regex>
+#include <set>
+#include <sstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+namespace fs = std::filesystem;
+
+namespace {
+
+std::string ReadFile(const fs::path& p) {
+  std::ifstream in(p);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+struct Job {
+  int n = 4;
+  std::vector<std::string> args;  // shrink_driver arguments after --out
+  std::vector<std::string> env;   // NAME=VALUE
+  int timeout_s = 90;             // vigil run --timeout
+  bool keep_going = false;
+  std::string program = SHRINK_DRIVER;
+};
+
+struct RankOut {
+  int pid = 0;
+  std::string uid;
+  std::string run_log, debug_log;
+  std::map<std::string, std::string> result;  // key=value of DIR/result-R
+  bool has_result() const { return !result.empty(); }
+  std::string at(const std::string& k) const {
+    auto it = result.find(k);
+    return it == result.end() ? std::string() : it->second;
+  }
+};
+
+struct Outcome {
+  int exit_code = -1;
+  bool timed_out = false;
+  std::string launcher;  // vigil run's stderr and stdout (the ranks' screen errors)
+  fs::path dir;
+  std::string identifier;  // the first communicator's
+  std::map<int, RankOut> ranks;
+};
+
+std::string LogsOf(const fs::path& logs, const char* channel, int pid) {
+  std::string all;
+  std::error_code ec;
+  for (const auto& f : fs::directory_iterator(logs / channel / "plog", ec)) {
+    if (f.path().filename().string().rfind("plog-" + std::to_string(pid) + "_", 0) == 0) {
+      all += ReadFile(f.path());
+    }
+  }
+  return all;
+}
+
+Outcome RunJob(const std::string& name, const Job& job) {
+  Outcome o;
+  const char* base = std::getenv("SHRINK_TEST_TMP");
+  o.dir = (base != nullptr ? fs::path(base) : fs::temp_directory_path()) /
+          ("vigil_shrink_" + name + "_" + std::to_string(getpid()));
+  fs::remove_all(o.dir);
+  fs::create_directories(o.dir);
+  const fs::path logs = o.dir / "logs";
+  std::vector<std::string> args = {VIGIL_BIN, "run", "-n", std::to_string(job.n), "--log-dir",
+                                   logs.string(), "--timeout", std::to_string(job.timeout_s)};
+  if (job.keep_going) args.push_back("--keep-going");
+  args.insert(args.end(), {"--", job.program, "--out", o.dir.string()});
+  args.insert(args.end(), job.args.begin(), job.args.end());
+  const fs::path out_path = o.dir / "launcher.out";
+  pid_t pid = fork();
+  if (pid == 0) {
+    setpgid(0, 0);
+    for (const std::string& kv : job.env) {
+      const size_t eq = kv.find('=');
+      setenv(kv.substr(0, eq).c_str(), kv.substr(eq + 1).c_str(), 1);
+    }
+    int fd = open(out_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    if (fd >= 0) {
+      dup2(fd, 1);
+      dup2(fd, 2);
+    }
+    std::vector<char*> argv;
+    for (auto& a : args) argv.push_back(a.data());
+    argv.push_back(nullptr);
+    execvp(argv[0], argv.data());
+    _exit(127);
+  }
+  const auto start = std::chrono::steady_clock::now();
+  int status = 0;
+  for (;;) {
+    if (waitpid(pid, &status, WNOHANG) == pid) break;
+    if (std::chrono::steady_clock::now() - start > std::chrono::seconds(job.timeout_s + 30)) {
+      kill(-pid, SIGKILL);  // the launcher itself hung: never expected
+      o.timed_out = true;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  o.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+  o.launcher = ReadFile(out_path);
+  if (o.launcher.find("--timeout") != std::string::npos) o.timed_out = true;
+  static const std::regex kKey(
+      R"(LocalRank Key Info: userRank\[(\d+)\], hostIp\[([^\]]*)\], devicePhyId\[(\d+)\], pid\[(\d+)\])");
+  static const std::regex kComm(R"(Communicator Key Info: identifier\[([^\]]*)\], rankSize\[(\d+)\])");
+  std::map<int, std::string> first_comm_of_pid;
+  std::error_code ec;
+  for (const auto& f : fs::directory_iterator(logs / "run" / "plog", ec)) {
+    const std::string text = ReadFile(f.path());
+    std::smatch m;
+    // The first key line of each process is its rank in the job's first communicator.
+    if (std::regex_search(text, m, kKey)) {
+      RankOut& ro = o.ranks[std::stoi(m[1])];
+      ro.uid = m[2].str() + "/" + m[3].str();
+      ro.pid = std::stoi(m[4]);
+    }
+    if (o.identifier.empty() && std::regex_search(text, m, kComm) &&
+        std::stoi(m[2]) == job.n) {
+      o.identifier = m[1];
+    }
+  }
+  for (auto& [r, ro] : o.ranks) {
+    ro.run_log = LogsOf(logs, "run", ro.pid);
+    ro.debug_log = LogsOf(logs, "debug", ro.pid);
+    std::istringstream res(ReadFile(o.dir / ("result-" + std::to_string(r))));
+    std::string kv;
+    while (res >> kv) {
+      const size_t eq = kv.find('=');
+      if (eq != std::string::npos) ro.result[kv.substr(0, eq)] = kv.substr(eq + 1);
+    }
+  }
+  return o;
+}
+
+std::string Describe(const Outcome& o) {
+  std::string s = "job folder " + o.dir.string() + ", launcher exit " +
+                  std::to_string(o.exit_code) + "\n" + o.launcher;
+  for (const auto& [r, ro] : o.ranks) {
+    s += "rank " + std::to_string(r) + " pid " + std::to_string(ro.pid) + " result:";
+    for (const auto& [k, v] : ro.result) s += " " + k + "=" + v;
+    s += "\n";
+  }
+  return s;
+}
+
+struct DropIfPassed {
+  fs::path dir;
+  ~DropIfPassed() {
+    if (!::testing::Test::HasFailure()) fs::remove_all(dir);
+  }
+};
+
+const std::vector<std::string> kEnv = {"HCCL_BUFFSIZE=4", "HCCL_IF_BASE_PORT=0",
+                                       "HCCL_CONNECT_TIMEOUT=30", "HCCL_EXEC_TIMEOUT=60",
+                                       "ASCEND_GLOBAL_LOG_LEVEL=3"};
+
+// One shrink line of a rank's run log.
+struct ShrinkLine {
+  std::string from, to;
+  int from_size = 0, to_size = 0, rank = 0, new_rank = 0;
+  std::string excluded;
+};
+
+std::vector<ShrinkLine> ShrinkLines(const RankOut& ro) {
+  static const std::regex kLine(
+      R"(\[Shrink\]communicator\[([^\]]+)\] rankSize\[(\d+)\] shrunk to communicator\[([^\]]+)\] rankSize\[(\d+)\] by rank\[(\d+)\] \(new rank\[(\d+)\]\): excluded ranks\[([0-9,]*)\])");
+  std::vector<ShrinkLine> out;
+  for (std::sregex_iterator it(ro.run_log.begin(), ro.run_log.end(), kLine), end; it != end;
+       ++it) {
+    out.push_back({(*it)[1], (*it)[3], std::stoi((*it)[2]), std::stoi((*it)[4]),
+                   std::stoi((*it)[5]), std::stoi((*it)[6]), (*it)[7]});
+  }
+  return out;
+}
+
+bool NamesLost(const RankOut& ro, const std::string& uid) {
+  return ro.run_log.find("crimer rank [" + uid + "] status[LOST]") != std::string::npos;
+}
+
+std::string Join(const std::vector<int>& v) {
+  std::string s;
+  for (int x : v) s += (s.empty() ? "" : ",") + std::to_string(x);
+  return s;
+}
+
+// Kill to the first op on the shrunk communicator, the latest survivor's (printed only).
+void PrintRecovery(const Outcome& o, const std::string& what, const char* victim_file) {
+  const uint64_t killed = std::strtoull(ReadFile(o.dir / victim_file).c_str(), nullptr, 10);
+  uint64_t last = 0;
+  for (const auto& [r, ro] : o.ranks) {
+    last = std::max<uint64_t>(last, std::strtoull(ro.at("first_ok_us").c_str(), nullptr, 10));
+  }
+  if (killed != 0 && last > killed) {
+    std::printf("%s: first op on the shrunk communicator %.3f s after the kill\n", what.c_str(),
+                (last - killed) / 1e6);
+  }
+}
+
+// The survivors finished with correct sums on one shrunk communicator of `survivors`.
+void ExpectShrunk(const Outcome& o, int n, const std::vector<int>& survivors,
+                  const std::vector<int>& excluded_first, int shrinks) {
+  ASSERT_FALSE(o.timed_out) << "vigil run needed its --timeout: something hung\n" << Describe(o);
+  ASSERT_FALSE(o.identifier.empty()) << Describe(o);
+  std::set<std::string> new_ids;
+  for (int r : survivors) {
+    SCOPED_TRACE("rank " + std::to_string(r));
+    ASSERT_TRUE(o.ranks.count(r)) << Describe(o);
+    const RankOut& ro = o.ranks.at(r);
+    ASSERT_TRUE(ro.has_result()) << Describe(o);
+    EXPECT_EQ(ro.at("ok"), "1") << Describe(o);
+    EXPECT_EQ(ro.at("bad"), "0") << "a sum was wrong\n" << Describe(o);
+    EXPECT_EQ(ro.at("shrinks"), std::to_string(shrinks)) << Describe(o);
+    EXPECT_EQ(ro.at("members"), Join(survivors)) << "not the survivors in their old order";
+    const std::vector<ShrinkLine> lines = ShrinkLines(ro);
+    ASSERT_EQ(lines.size(), static_cast<size_t>(shrinks)) << ro.run_log.size() << "\n"
+                                                           << Describe(o);
+    EXPECT_EQ(lines[0].from, o.identifier);
+    EXPECT_EQ(lines[0].from_size, n);
+    EXPECT_EQ(lines[0].to_size, n - static_cast<int>(excluded_first.size()));
+    EXPECT_EQ(lines[0].rank, r);
+    EXPECT_EQ(lines[0].excluded, Join(excluded_first));
+    EXPECT_NE(lines[0].to, o.identifier);
+    new_ids.insert(lines[0].to);
+  }
+  EXPECT_EQ(new_ids.size(), 1u) << "the survivors built different communicators";
+}
+
+// ---- kill one rank in a loop ----------------------------------------------------------------
+
+void RunKill(int n, int victim) {
+  Job job;
+  job.n = n;
+  job.env = kEnv;
+  job.args = {"--mode", "kill", "--victim", std::to_string(victim), "--iters", "16",
+              "--kill-at", "4"};
+  Outcome o = RunJob("kill" + std::to_string(n), job);
+  DropIfPassed drop{o.dir};
+  std::vector<int> survivors;
+  for (int r = 0; r < n; ++r) {
+    if (r != victim) survivors.push_back(r);
+  }
+  ExpectShrunk(o, n, survivors, {victim}, 1);
+  for (int r : survivors) {
+    EXPECT_TRUE(NamesLost(o.ranks.at(r), o.ranks.at(victim).uid)) << "rank " << r;
+    // The new rank is the survivor's place among the survivors.
+    const auto lines = ShrinkLines(o.ranks.at(r));
+    if (!lines.empty()) {
+      EXPECT_EQ(lines[0].new_rank, r < victim ? r : r - 1);
+    }
+  }
+  PrintRecovery(o, "kill 1 of " + std::to_string(n), "victim-time");
+}
+
+TEST(Shrink, KillOneOfFourSurvivorsShrinkAndContinue) { RunKill(4, 2); }
+TEST(Shrink, KillOneOfEightSurvivorsShrinkAndContinue) { RunKill(8, 5); }
+TEST(Shrink, KillRankZeroTheNextLowestCoordinates) { RunKill(4, 0); }
+
+// ---- a second death after the first shrink --------------------------------------------------
+
+TEST(Shrink, SecondDeathShrinksAgain) {
+  Job job;
+  job.n = 4;
+  job.env = kEnv;
+  job.args = {"--mode", "kill2", "--victim", "1", "--victim2", "3", "--iters", "16", "--kill-at",
+              "3", "--kill2-at", "9"};
+  Outcome o = RunJob("kill2", job);
+  DropIfPassed drop{o.dir};
+  ExpectShrunk(o, 4, {0, 2}, {1}, 2);
+  std::set<std::string> second;
+  for (int r : {0, 2}) {
+    const auto lines = ShrinkLines(o.ranks.at(r));
+    if (lines.size() != 2) continue;
+    // Rank 3 was rank 2 of the first shrunk communicator.
+    EXPECT_EQ(lines[1].from, lines[0].to);
+    EXPECT_EQ(lines[1].from_size, 3);
+    EXPECT_EQ(lines[1].to_size, 2);
+    EXPECT_EQ(lines[1].excluded, "2");
+    second.insert(lines[1].to);
+    EXPECT_TRUE(NamesLost(o.ranks.at(r), o.ranks.at(3).uid));
+  }
+  EXPECT_EQ(second.size(), 1u);
+  PrintRecovery(o, "second kill", "victim-time2");
+}
+
+// ---- disagreement -----------------------------------------------------------------------------
+
+TEST(Shrink, DifferentListsFailCleanlyOnEverySurvivor) {
+  Job job;
+  job.n = 4;
+  job.env = kEnv;
+  job.args = {"--mode", "disagree", "--victim", "3", "--iters", "8", "--kill-at", "2"};
+  Outcome o = RunJob("disagree", job);
+  DropIfPassed drop{o.dir};
+  ASSERT_FALSE(o.timed_out) << Describe(o);
+  for (int r : {0, 1, 2}) {
+    SCOPED_TRACE("rank " + std::to_string(r));
+    const RankOut& ro = o.ranks.at(r);
+    ASSERT_TRUE(ro.has_result()) << Describe(o);
+    EXPECT_EQ(ro.at("shrink_rc"), "1") << "expected HCCL_E_PARA\n" << Describe(o);
+    EXPECT_EQ(ro.at("shrinks"), "0");
+    EXPECT_TRUE(ShrinkLines(ro).empty());
+    // The ERROR line names the views: rank 2 (the last survivor) also excluded rank 0.
+    EXPECT_NE(ro.debug_log.find("the survivors did not agree on the ranks to exclude"),
+              std::string::npos)
+        << ro.debug_log.substr(0, 4000);
+    EXPECT_NE(ro.debug_log.find("rank 2 excludes [0,3] (given)"), std::string::npos);
+  }
+  EXPECT_NE(o.launcher.find("Invalid_Argument(EI0005)"), std::string::npos) << o.launcher;
+  EXPECT_NE(o.launcher.find("parameter excludeRanks"), std::string::npos) << o.launcher;
+}
+
+TEST(Shrink, SurvivorThatNeverCallsFailsTheOthersAtTheBound) {
+  Job job;
+  job.n = 4;
+  job.env = kEnv;
+  job.env.push_back("HCCL_CONNECT_TIMEOUT=5");
+  job.args = {"--mode", "silent", "--victim", "3", "--victim2", "1", "--iters", "8",
+              "--kill-at", "2"};
+  Outcome o = RunJob("silent", job);
+  DropIfPassed drop{o.dir};
+  ASSERT_FALSE(o.timed_out) << Describe(o);
+  for (int r : {0, 2}) {
+    SCOPED_TRACE("rank " + std::to_string(r));
+    const RankOut& ro = o.ranks.at(r);
+    ASSERT_TRUE(ro.has_result()) << Describe(o);
+    EXPECT_EQ(ro.at("shrink_rc"), "1") << Describe(o);
+    EXPECT_NE(ro.debug_log.find("ranks[1] never called VigilCommShrink"), std::string::npos)
+        << Describe(o);
+  }
+  EXPECT_NE(o.launcher.find("Invalid_Argument(EI0005)"), std::string::npos) << o.launcher;
+}
+
+// ---- healthy shrink and ops in flight --------------------------------------------------------
+
+TEST(Shrink, HealthyShrinkExcludesALiveRankThatCallsNothing) {
+  Job job;
+  job.n = 4;
+  job.env = kEnv;
+  job.args = {"--mode", "healthy", "--victim", "3", "--iters", "10", "--kill-at", "3"};
+  Outcome o = RunJob("healthy", job);
+  DropIfPassed drop{o.dir};
+  ExpectShrunk(o, 4, {0, 1, 2}, {3}, 1);
+  EXPECT_EQ(o.exit_code, 0) << "every rank, the excluded one too, ends well\n" << Describe(o);
+  for (int r : {0, 1, 2}) EXPECT_FALSE(NamesLost(o.ranks.at(r), o.ranks.at(3).uid));
+}
+
+TEST(Shrink, OpsInFlightAbortedByTheAbortFlag) {
+  Job job;
+  job.n = 4;
+  job.env = kEnv;
+  job.args = {"--mode", "inflight", "--abort", "1", "--victim", "1", "--iters", "8",
+              "--kill-at", "3"};
+  Outcome o = RunJob("inflight_abort", job);
+  DropIfPassed drop{o.dir};
+  ExpectShrunk(o, 4, {0, 2, 3}, {1}, 1);
+  for (int r : {0, 2, 3}) {
+    EXPECT_NE(o.ranks.at(r).run_log.find("flags[VIGIL_SHRINK_ABORT], ops in flight[1]"),
+              std::string::npos)
+        << "rank " << r;
+    EXPECT_NE(o.ranks.at(r).run_log.find("VIGIL_SHRINK_ABORT aborts its"), std::string::npos);
+  }
+}
+
+TEST(Shrink, OpsInFlightWaitedForWithoutTheAbortFlag) {
+  Job job;
+  job.n = 4;
+  job.env = kEnv;
+  job.args = {"--mode", "inflight", "--abort", "0", "--victim", "2", "--iters", "8",
+              "--kill-at", "3"};
+  Outcome o = RunJob("inflight_wait", job);
+  DropIfPassed drop{o.dir};
+  ExpectShrunk(o, 4, {0, 1, 3}, {2}, 1);
+  for (int r : {0, 1, 3}) {
+    EXPECT_NE(o.ranks.at(r).run_log.find("flags[VIGIL_SHRINK_DEFAULT], ops in flight[1]"),
+              std::string::npos)
+        << "rank " << r;
+    EXPECT_TRUE(NamesLost(o.ranks.at(r), o.ranks.at(2).uid));
+  }
+}
+
+}  // namespace
