@@ -4,7 +4,10 @@
 //   VIGIL_ROOT_INFO                             hex root info; the launcher serves the rendezvous
 //   ASCEND_PROCESS_LOG_PATH                     one log folder per run, shared by all ranks
 // It forwards SIGINT/SIGTERM to the ranks, bounds the run with --timeout, and exits with the
-// first failing rank's status.
+// first failing rank's status. With --keep-going (elastic jobs whose survivors shrink their
+// communicators, VigilCommShrink) a rank that fails never stops the others, and a rank killed by
+// a signal is reported as lost but does not fail the run: it exits with the first non-zero exit
+// code of a rank that ended on its own, 0 when there is none and some rank finished.
 //
 // Multi-host (--hosts H1:N1,H2:N2): ranks are numbered host by host (H1 gets 0..N1-1), and each
 // is started through a launcher prefix, by default `ssh {host}` (`--launcher "ip netns exec
@@ -56,6 +59,7 @@ struct RunOptions {
   std::string launcher;   // per-host command prefix template
   std::string root_ip;    // the launcher's rendezvous address
   int kill_grace_s = -1;  // after a rank fails; -1 = never (local), 10 (--hosts)
+  bool keep_going = false;  // a rank's failure stops no other; signal deaths do not fail the run
   std::string log_dir;
   std::string transport;
   uint32_t timeout_s = 0;
@@ -355,7 +359,9 @@ int Run(const RunOptions& o) {
       }
     }
   }
-  const int kill_grace_s = o.kill_grace_s >= 0 ? o.kill_grace_s : (hosts.empty() ? -1 : 10);
+  const int kill_grace_s = o.keep_going           ? -1
+                           : o.kill_grace_s >= 0 ? o.kill_grace_s
+                           : (hosts.empty() ? -1 : 10);
 
   struct sigaction sa = {};
   sa.sa_handler = ForwardSignal;
@@ -414,6 +420,10 @@ int Run(const RunOptions& o) {
           done[r] = true;
           status[r] = st;
           --remaining;
+          if (o.keep_going && WIFSIGNALED(st)) {
+            fmt::print(stderr, "vigil run: rank {} (pid {}) {}; --keep-going: the other {} rank(s) "
+                       "go on\n", r, pid_of(r), DescribeStatus(st), remaining);
+          }
           if (ExitCodeOf(st) != 0 && first_failure < 0) {
             first_failure = static_cast<int>(r);
             failed_at = SteadyClock::now();
@@ -456,6 +466,17 @@ int Run(const RunOptions& o) {
     }
   }
   if (first_failure >= 0) exit_code = ExitCodeOf(status[first_failure]);
+  if (o.keep_going && first_failure >= 0) {
+    // Ranks lost to a signal are what the job carried on through; a rank that exited with an
+    // error of its own still fails the run, and so does losing every rank.
+    int own = 0;
+    bool finished = false;
+    for (uint32_t r = 0; r < nranks; ++r) {
+      if (WIFEXITED(status[r]) && WEXITSTATUS(status[r]) != 0 && own == 0) own = WEXITSTATUS(status[r]);
+      finished = finished || (WIFEXITED(status[r]) && WEXITSTATUS(status[r]) == 0);
+    }
+    exit_code = own != 0 ? own : finished ? 0 : exit_code;
+  }
   if (timed_out && exit_code == 0) exit_code = 124;
   if (g_signal != 0 && exit_code == 0) exit_code = 128 + g_signal;
   fmt::print(stderr, "vigil run: logs in {}\n", log_dir);
@@ -479,6 +500,9 @@ void RegisterRunCommand(CLI::App& app, int* exit_code) {
   run->add_option("--kill-grace", opts->kill_grace_s,
                   "After a rank fails, seconds before the others are stopped (default: never; "
                   "10 with --hosts)");
+  run->add_flag("--keep-going", opts->keep_going,
+                "A rank that fails does not stop the others (overrides --kill-grace), and ranks "
+                "killed by a signal do not fail the run (elastic jobs that shrink)");
   run->add_option("--log-dir", opts->log_dir,
                   "Folder for every rank's logs (default vigil-logs/run-<time>)");
   run->add_option("--transport", opts->transport, "Force a transport: shm or tcp")

@@ -401,4 +401,32 @@ TEST(Shrink, OpsInFlightWaitedForWithoutTheAbortFlag) {
   }
 }
 
+// ---- the example, under vigil run --keep-going -----------------------------------------------
+
+TEST(Shrink, ElasticExampleCarriesOnUnderKeepGoing) {
+  Job job;
+  job.n = 4;
+  job.env = kEnv;
+  job.keep_going = true;
+  job.program = ELASTIC_EXAMPLE;
+  job.args = {"--iters", "8", "--kill-rank", "1", "--kill-at", "3"};
+  Outcome o = RunJob("elastic", job);
+  DropIfPassed drop{o.dir};
+  ASSERT_FALSE(o.timed_out) << Describe(o);
+  // The lost rank does not fail the run; the survivors finished every iteration.
+  EXPECT_EQ(o.exit_code, 0) << Describe(o);
+  EXPECT_NE(o.launcher.find("--keep-going: the other 3 rank(s) go on"), std::string::npos)
+      << o.launcher;
+  EXPECT_NE(o.launcher.find("iteration 2: sum 30 over 4 ranks"), std::string::npos);
+  // From iteration 3 on, rank 1 ((1 + 1) * (it + 1)) is missing from every sum.
+  EXPECT_NE(o.launcher.find("iteration 3: sum 32 over 3 ranks"), std::string::npos);
+  EXPECT_NE(o.launcher.find("iteration 7: sum 64 over 3 ranks"), std::string::npos);
+  for (int r : {0, 2, 3}) {
+    EXPECT_NE(o.launcher.find("rank " + std::to_string(r) + ": done, 8 iterations, 1 shrink(s)"),
+              std::string::npos)
+        << o.launcher;
+    EXPECT_EQ(ShrinkLines(o.ranks.at(r)).size(), 1u);
+  }
+}
+
 }  // namespace
