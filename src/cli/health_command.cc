@@ -185,6 +185,60 @@ std::string OpName(const std::string& tag) {
   return us == std::string::npos ? tag : tag.substr(0, us);
 }
 
+// The shrinks the processes took part in, merged by (old, new) communicator, and the
+// communicators they destroyed: the job's previous communicators.
+void PrintRecoveries(const std::map<std::string, json>& views) {
+  struct Shrink {
+    uint32_t from_size = 0, to_size = 0;
+    std::string excluded, at;
+    std::set<uint32_t> by;
+    int64_t ms = 0;
+  };
+  std::map<std::pair<std::string, std::string>, Shrink> shrinks;
+  struct Previous {
+    uint32_t size = 0;
+    std::set<uint32_t> ranks;
+    bool aborted = false;
+    std::string destroyed;
+  };
+  std::map<std::string, Previous> previous;
+  for (const auto& [ep, v] : views) {
+    for (const auto& s : v.value("shrinks", json::array())) {
+      Shrink& m = shrinks[{s.value("from", ""), s.value("to", "")}];
+      m.from_size = s.value("from_size", 0u);
+      m.to_size = s.value("to_size", 0u);
+      std::vector<uint32_t> ex = s.value("excluded", std::vector<uint32_t>());
+      m.excluded = fmt::format("[{}]", fmt::join(ex, ","));
+      m.by.insert(s.value("from_rank", 0u));
+      m.ms = std::max<int64_t>(m.ms, s.value("ms", int64_t{0}));
+      if (m.at.empty()) m.at = s.value("at", "");
+    }
+    for (const auto& p : v.value("previous", json::array())) {
+      Previous& m = previous[p.value("comm", "")];
+      m.size = p.value("size", 0u);
+      m.ranks.insert(p.value("rank", 0u));
+      m.aborted = m.aborted || p.value("aborted", false);
+      m.destroyed = std::max(m.destroyed, p.value("destroyed", std::string()));
+    }
+  }
+  if (!shrinks.empty()) {
+    fmt::print("\nShrinks ({}):\n", shrinks.size());
+    for (const auto& [k, s] : shrinks) {
+      fmt::print("  [{}] {} ranks -> [{}] {} ranks: excluded ranks {}, by ranks [{}] of the old "
+                 "communicator, {} ms (slowest), {}\n",
+                 k.first, s.from_size, k.second, s.to_size, s.excluded, fmt::join(s.by, ","),
+                 s.ms, s.at);
+    }
+  }
+  if (!previous.empty()) {
+    fmt::print("\nPrevious communicators (destroyed by the processes that answered):\n");
+    for (const auto& [comm, p] : previous) {
+      fmt::print("  [{}] {} ranks, destroyed by ranks [{}]{}, last {}\n", comm, p.size,
+                 fmt::join(p.ranks, ","), p.aborted ? " (aborted)" : "", p.destroyed);
+    }
+  }
+}
+
 int RunHealth(const HealthOptions& o) {
   std::vector<std::string> candidates;
   std::vector<std::string> targets = o.targets;
@@ -376,10 +430,16 @@ int RunHealth(const HealthOptions& o) {
                  e.value("crimer", ""), e.value("informer", ""), e.value("arrival", ""));
     }
     for (const auto& [ep, why] : silent) fmt::print("  no answer from {}: {}\n", ep, why);
+    PrintRecoveries(views);
     fmt::print("\nSummary: {} alive, {} lost, {} stuck, {} error cqe, {} unreachable\n", alive,
                lost, stuck, cqe, unreachable);
   }
-  const bool healthy = events.empty() && silent.empty() && alive == nranks;
+  // Events about ranks of no current communicator are past (a shrink left them out).
+  std::set<std::string> current;
+  for (const auto& r : first["ranks"]) current.insert(r.value("uid", ""));
+  bool current_events = false;
+  for (const auto& [k, e] : events) current_events = current_events || current.count(k.first) != 0;
+  const bool healthy = !current_events && silent.empty() && alive == nranks;
   return healthy ? 0 : 1;
 }
 

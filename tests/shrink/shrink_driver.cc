@@ -1,7 +1,7 @@
 // Rank program of the shrink tests, run as every rank of `vigil run -n N -- shrink_driver ...`:
 //
 //   shrink_driver --out DIR --mode MODE [--victim R] [--victim2 R] [--iters N] [--kill-at K]
-//                 [--kill2-at K] [--count C] [--abort 0|1]
+//                 [--kill2-at K] [--count C] [--abort 0|1] [--hold 0|1]
 //
 // Every rank loops N AllReduces (sum) of values that depend on its original rank and the
 // iteration, and checks each result against the sum over the ranks of its current communicator.
@@ -24,7 +24,9 @@
 //             VIGIL_SHRINK_DEFAULT and NULL (shrink waits for the op, aborted by the heartbeat)
 // Each rank that finishes writes DIR/result-R:
 //   "rank=R ok=0|1 iters=I bad=B shrinks=S size=Z members=a,b,c shrink_rc=RC first_ok_us=T"
-// and the victims DIR/victim-time (wall clock µs of their kill).
+// and the victims DIR/victim-time (wall clock µs of their kill). With --hold 1 a rank that
+// finished then writes DIR/held-R and keeps its communicator until DIR/release exists (at most
+// 60 s), so that a test can ask `vigil health` about the shrunk job.
 #include <signal.h>
 #include <unistd.h>
 
@@ -109,7 +111,7 @@ int main(int argc, char** argv) {
   int64_t victim = -1, victim2 = -1;
   int iters = 20, kill_at = 5, kill2_at = 12;
   uint64_t count = 4096;
-  bool abort_flag = false;
+  bool abort_flag = false, hold = false;
   for (int i = 1; i + 1 < argc; i += 2) {
     const std::string k = argv[i];
     const char* v = argv[i + 1];
@@ -122,6 +124,7 @@ int main(int argc, char** argv) {
     else if (k == "--kill2-at") kill2_at = std::atoi(v);
     else if (k == "--count") count = std::strtoull(v, nullptr, 10);
     else if (k == "--abort") abort_flag = std::atoi(v) != 0;
+    else if (k == "--hold") hold = std::atoi(v) != 0;
   }
   uint32_t n = 0;
   Rank r;
@@ -261,6 +264,14 @@ int main(int argc, char** argv) {
                 std::to_string(r.members.size()) + " members=" + members +
                 " shrink_rc=" + std::to_string(shrink_rc) +
                 " first_ok_us=" + std::to_string(first_ok_us));
+  if (hold && ok) {
+    WriteFile(out_dir + "/held-" + std::to_string(r.orig), "held");
+    const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+    while (!std::filesystem::exists(out_dir + "/release") &&
+           std::chrono::steady_clock::now() < until) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    }
+  }
   HcclCommDestroy(r.comm);
   aclrtDestroyStream(r.stream);
   return 0;

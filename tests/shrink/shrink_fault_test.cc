@@ -18,6 +18,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <map>
 #include <regex>
 #include <set>
@@ -44,6 +45,8 @@ struct Job {
   int timeout_s = 90;             // vigil run --timeout
   bool keep_going = false;
   std::string program = SHRINK_DRIVER;
+  // Called every 100 ms while the job runs, with its folder.
+  std::function<void(const fs::path&)> during;
 };
 
 struct RankOut {
@@ -114,6 +117,7 @@ Outcome RunJob(const std::string& name, const Job& job) {
   int status = 0;
   for (;;) {
     if (waitpid(pid, &status, WNOHANG) == pid) break;
+    if (job.during) job.during(o.dir);
     if (std::chrono::steady_clock::now() - start > std::chrono::seconds(job.timeout_s + 30)) {
       kill(-pid, SIGKILL);  // the launcher itself hung: never expected
       o.timed_out = true;
@@ -427,6 +431,44 @@ TEST(Shrink, ElasticExampleCarriesOnUnderKeepGoing) {
         << o.launcher;
     EXPECT_EQ(ShrinkLines(o.ranks.at(r)).size(), 1u);
   }
+}
+
+// ---- vigil health after a shrink ---------------------------------------------------------------
+
+TEST(Shrink, HealthShowsTheShrinkAndThePreviousCommunicator) {
+  Job job;
+  job.n = 4;
+  job.env = kEnv;
+  job.args = {"--mode", "kill", "--victim", "2", "--iters", "8", "--kill-at", "3", "--hold", "1"};
+  std::string health;
+  int health_rc = -1;
+  job.during = [&](const fs::path& dir) {
+    if (health_rc != -1) return;
+    for (int r : {0, 1, 3}) {
+      if (!fs::exists(dir / ("held-" + std::to_string(r)))) return;
+    }
+    const std::string cmd = std::string(VIGIL_BIN) + " health " + (dir / "logs").string() +
+                            " > " + (dir / "health.txt").string() + " 2>&1";
+    const int rc = std::system(cmd.c_str());
+    health_rc = WIFEXITED(rc) ? WEXITSTATUS(rc) : 99;
+    health = ReadFile(dir / "health.txt");
+    std::ofstream(dir / "release") << "go\n";
+  };
+  Outcome o = RunJob("health", job);
+  DropIfPassed drop{o.dir};
+  ExpectShrunk(o, 4, {0, 1, 3}, {2}, 1);
+  // The current communicator is healthy: the lost rank belongs to the previous one.
+  EXPECT_EQ(health_rc, 0) << health;
+  EXPECT_NE(health.find("Summary: 3 alive, 0 lost"), std::string::npos) << health;
+  EXPECT_NE(health.find("Shrinks (1):"), std::string::npos) << health;
+  EXPECT_NE(health.find("[" + o.identifier + "] 4 ranks -> ["), std::string::npos) << health;
+  EXPECT_NE(health.find("3 ranks: excluded ranks [2], by ranks [0,1,3]"), std::string::npos)
+      << health;
+  EXPECT_NE(health.find("Previous communicators"), std::string::npos) << health;
+  EXPECT_NE(health.find("[" + o.identifier + "] 4 ranks, destroyed by ranks [0,1,3] (aborted)"),
+            std::string::npos)
+      << health;
+  std::printf("%s", health.c_str());
 }
 
 }  // namespace
