@@ -1,7 +1,12 @@
-// vigil_torch._C: the factory torch.distributed calls for backend "vigil", and last_error().
+// vigil_torch._C: the factory torch.distributed calls for backend "vigil", last_error() and
+// shrink().
 #include <pybind11/chrono.h>
 #include <pybind11/pybind11.h>
+#include <pybind11/stl.h>
 #include <torch/csrc/utils/pybind.h>
+
+#include <optional>
+#include <vector>
 
 #include "process_group_vigil.h"
 
@@ -27,4 +32,16 @@ PYBIND11_MODULE(_C, m) {
         return v->LastError();
       },
       py::arg("process_group"));
+  m.def(
+      "shrink",
+      [](const c10::intrusive_ptr<c10d::ProcessGroup>& pg,
+         const std::optional<std::vector<uint32_t>>& exclude,
+         bool abort) -> c10::intrusive_ptr<c10d::ProcessGroup> {
+        auto* v = dynamic_cast<vigil_torch::ProcessGroupVigil*>(pg.get());
+        if (v == nullptr) throw std::invalid_argument("not a vigil process group");
+        return v->Shrink(exclude ? &*exclude : nullptr, abort);
+      },
+      py::arg("process_group"), py::arg("exclude"), py::arg("abort"),
+      // The survivors' agreement and the new rendezvous block: other threads run meanwhile.
+      py::call_guard<py::gil_scoped_release>());
 }

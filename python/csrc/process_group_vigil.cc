@@ -121,6 +121,39 @@ class Core : public std::enable_shared_from_this<Core> {
     watcher_ = std::thread([this] { WatchLoop(); });
   }
 
+  // Takes over a communicator made elsewhere (a shrink's).
+  void Adopt(HcclComm comm) {
+    EnsureDevice();
+    comm_ = comm;
+    if (aclError e = aclrtCreateStream(&stream_); e != ACL_SUCCESS) {
+      HcclCommDestroy(comm_);
+      comm_ = nullptr;
+      Fail("aclrtCreateStream failed: " + std::to_string(e));
+    }
+    watcher_ = std::thread([this] { WatchLoop(); });
+  }
+
+  // VigilCommShrink of this group's communicator; the new one is the caller's.
+  HcclComm Shrink(const std::vector<uint32_t>* exclude, bool abort) {
+    EnsureDevice();
+    std::lock_guard<std::mutex> lock(mu_);
+    if (shut_) Fail("the process group was destroyed");
+    FlushP2pLocked();
+    HcclComm next = nullptr;
+    const HcclResult rc = VigilCommShrink(
+        comm_, exclude != nullptr ? exclude->data() : nullptr,
+        exclude != nullptr ? static_cast<uint32_t>(exclude->size()) : 0, nullptr, &next,
+        abort ? VIGIL_SHRINK_ABORT : VIGIL_SHRINK_DEFAULT);
+    if (rc != HCCL_SUCCESS) {
+      Fail("VigilCommShrink failed on rank " + std::to_string(rank_) + ": " + ResultText(rc) +
+           (rc == HCCL_E_PARA ? "; the survivors did not agree on the ranks to exclude (the "
+                                "EI0005 line and the [Shrink] lines of the run log name each "
+                                "rank's set)"
+                              : "; see the run log under ASCEND_PROCESS_LOG_PATH"));
+    }
+    return next;
+  }
+
   // Drains the watcher (every queued Work completes), then destroys the communicator.
   void Shutdown() {
     {
@@ -389,6 +422,34 @@ ProcessGroupVigil::ProcessGroupVigil(const c10::intrusive_ptr<c10d::Store>& stor
     : c10d::ProcessGroup(rank, size), core_(std::make_shared<Core>(rank, size)) {
   core_->Init(store, timeout);
   init();
+}
+
+namespace {
+
+int CommRank(HcclComm comm) {
+  uint32_t r = 0;
+  if (HcclGetRankId(comm, &r) != HCCL_SUCCESS) Fail("HcclGetRankId failed");
+  return static_cast<int>(r);
+}
+
+int CommSize(HcclComm comm) {
+  uint32_t n = 0;
+  if (HcclGetRankSize(comm, &n) != HCCL_SUCCESS) Fail("HcclGetRankSize failed");
+  return static_cast<int>(n);
+}
+
+}  // namespace
+
+ProcessGroupVigil::ProcessGroupVigil(HcclComm comm)
+    : c10d::ProcessGroup(CommRank(comm), CommSize(comm)),
+      core_(std::make_shared<Core>(CommRank(comm), CommSize(comm))) {
+  core_->Adopt(comm);
+  init();
+}
+
+c10::intrusive_ptr<ProcessGroupVigil> ProcessGroupVigil::Shrink(
+    const std::vector<uint32_t>* exclude, bool abort) {
+  return c10::make_intrusive<ProcessGroupVigil>(core_->Shrink(exclude, abort));
 }
 
 ProcessGroupVigil::~ProcessGroupVigil() {

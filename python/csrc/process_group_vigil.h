@@ -11,6 +11,8 @@
 // - Errors: once an op fails (a lost peer makes Vigil's heartbeat abort the communicator), that
 //   Work and every later one fail with a RuntimeError carrying Vigil's root cause
 //   (VigilCommGetLastErrorMessage: failed op, EI code, crimer rank, Cluster Exception Location).
+// - Shrink: a group of the survivors after a rank is lost, over the communicator VigilCommShrink
+//   makes (vigil_torch.shrink in Python); the old group's ops end first (aborted or waited for).
 // - send/recv: queued and issued together as one HcclBatchSendRecv when a Work of them is waited
 //   on or polled, at the end of a coalescing block (batch_isend_irecv), or before the next
 //   collective; so isend/irecv pairs in any order cannot deadlock. Tags are not matched (per
@@ -65,6 +67,8 @@ class ProcessGroupVigil : public c10d::ProcessGroup {
  public:
   ProcessGroupVigil(const c10::intrusive_ptr<c10d::Store>& store, int rank, int size,
                     std::chrono::milliseconds timeout);
+  // A group over a communicator made already (Shrink's); takes it over.
+  explicit ProcessGroupVigil(HcclComm comm);
   ~ProcessGroupVigil() override;
 
   const std::string getBackendName() const override { return "vigil"; }
@@ -108,6 +112,12 @@ class ProcessGroupVigil : public c10d::ProcessGroup {
 
   // The root-cause text of the communicator's failure ("" when none): tests and users.
   std::string LastError() const;
+
+  // A group of the survivors (VigilCommShrink): every survivor calls it; `exclude` null means
+  // the ranks Vigil's heartbeat knows lost; `abort` aborts this group's ops in flight first
+  // (else they are waited for). Throws std::runtime_error when the survivors disagree. Blocks
+  // up to HCCL_CONNECT_TIMEOUT + 5 s.
+  c10::intrusive_ptr<ProcessGroupVigil> Shrink(const std::vector<uint32_t>* exclude, bool abort);
 
  private:
   std::shared_ptr<Core> core_;
