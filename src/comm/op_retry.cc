@@ -253,8 +253,9 @@ Communicator::RetryStep Communicator::RetryAfterFailure(const OpDesc& op, const 
     NotifyRetry(record, ev);
     HCCL_RUN_INFO(
         "[OpRetry]communicator[{}] rank[{}]: op tag[{}] index[{}] seq[{}] not "
-        "recovered: gave up after [{}] attempt(s), [{:.3f}]s lost",
-        identifier(), rank(), record.tag(), record.index, seq, retry_.attempts, ev.lost_us / 1e6);
+        "recovered: gave up after [{}] attempt(s), [{:.3f}]s lost; link rank[{}] <-> rank[{}]",
+        identifier(), rank(), record.tag(), record.index, seq, retry_.attempts, ev.lost_us / 1e6,
+        retry_.end_a, retry_.end_b);
     return RetryStep::kFailed;
   };
   if (retry_.attempts >= retry_.cfg.max_cnt) {
@@ -282,7 +283,7 @@ Communicator::RetryStep Communicator::RetryAfterFailure(const OpDesc& op, const 
       n.epoch = std::max(n.epoch, retry_.asked.epoch);
     }
   }
-  HCCL_RUN_WARNING(
+  HCCL_RUN_INFO(
       "[OpRetry]communicator[{}] rank[{}]: op tag[{}] index[{}] seq[{}] "
       "attempt[{}/{}] failed on the link rank[{}] <-> rank[{}] ({}): retry from the "
       "op's start on links re-made at epoch[{}], holding up to HoldTime[{}]ms",

@@ -170,6 +170,7 @@ struct Entered {
 struct Extra {
   std::string error;
   std::shared_ptr<const alg::TaskLog> tasks;
+  std::vector<std::string> retries;  // op retry steps, as JSON objects
 };
 
 // The recorder's state of one communicator (CommInfo), in its observer slot: made when the
@@ -333,6 +334,27 @@ class FlightRecorder : public comm::OpObserver {
     if (Extra* e = ExtraLocked(op)) e->tasks = tasks;
   }
 
+  void OnRetry(const comm::OpRecord& op, const comm::RetryEvent& ev) override {
+    using Kind = comm::RetryEvent::Kind;
+    const char* step = ev.kind == Kind::kBegin ? "begin" : ev.kind == Kind::kRecovered
+                                                             ? "recovered"
+                                                             : "failed";
+    std::string json = fmt::format(
+        "{{\"step\":\"{}\",\"attempt\":{},\"maxCnt\":{},\"epoch\":{},\"link\":[{},{}],"
+        "\"origin\":{},\"time\":{},\"lostSeconds\":{:.3f},\"reason\":{}}}",
+        step, ev.attempt, ev.max_cnt, ev.epoch, ev.end_a, ev.end_b, ev.origin,
+        Escape(FormatPlogTime(ev.time)), ev.lost_us / 1e6, Escape(ev.reason));
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      if (Extra* e = ExtraLocked(op)) e->retries.push_back(std::move(json));
+    }
+    // A recovered op leaves no failure dump: write one, so the recovery is on disk.
+    if (ev.kind == Kind::kRecovered && retry_dumps_.fetch_add(1) < kMaxFailureDumps) {
+      Dump(fmt::format("op recovered by retry: tag[{}] index[{}] rank[{}] attempts[{}]", op.tag(),
+                       op.index, op.rank, ev.attempt));
+    }
+  }
+
   void OnFinish(const comm::OpRecord& op, HcclResult result,
                 const comm::OpFailure* failure) override {
     auto* state = static_cast<CommState*>(State(op).get());
@@ -434,6 +456,13 @@ class FlightRecorder : public comm::OpObserver {
           if (extra != ops[i].state->extras.end()) {
             if (!extra->second.error.empty()) json += ",\"error\":" + Escape(extra->second.error);
             if (extra->second.tasks) AppendTasks(*extra->second.tasks, &json);
+            if (!extra->second.retries.empty()) {
+              json += ",\"retries\":[";
+              for (size_t k = 0; k < extra->second.retries.size(); ++k) {
+                json += (k == 0 ? "" : ",") + extra->second.retries[k];
+              }
+              json += ']';
+            }
           }
           json += '}';
         }
@@ -577,6 +606,7 @@ class FlightRecorder : public comm::OpObserver {
   std::map<CommKey, std::shared_ptr<CommRing>, CommKeyLess> comms_;
   std::atomic<size_t> comms_count_{0};
   std::atomic<int> failure_dumps_{0};
+  std::atomic<int> retry_dumps_{0};
   std::atomic<int> dump_seq_{0};
 };
 

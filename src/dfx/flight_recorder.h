@@ -16,10 +16,14 @@
 //                      "leave":..|null,"state":"queued|running|done|failed",
 //                      "result":<HcclResult>,"error":"..",
 //                      "tasksTotal":..,"tasks":[{"task":1,"type":"Notify Wait","remote":1,
-//                        "link":"SHM","bytes":..,"done":..,"state":"done|failed|pending"}]}]}],
+//                        "link":"SHM","bytes":..,"done":..,"state":"done|failed|pending"}],
+//                      "retries":[{"step":"begin|recovered|failed","attempt":..,"maxCnt":..,
+//                        "epoch":..,"link":[a,b],"origin":..,"time":..,"lostSeconds":..,
+//                        "reason":..}]}]}],
 //    "shrinks":[..] (RecordShrink below)}
 // Ops are oldest first. Times are local plog stamps. "tasks" (the newest alg::TaskLog::kMaxTasks
-// transfers of the op) only with HCCL_DIAGNOSE_ENABLE=1.
+// transfers of the op) only with HCCL_DIAGNOSE_ENABLE=1; "retries" only for ops an op retry
+// touched (comm/op_retry.h). An op recovered by retry writes a dump too (a few per process).
 #pragma once
 
 #include <cstddef>

@@ -54,6 +54,9 @@ enum class EventKind : uint8_t {
                       // "p2p" / "aicpu" / "aicpu_op"
   kRootInfoFail,      // a non-root rank failed to receive the root-info exchange: detail
   kConnectedRanks,    // the root's list of ranks that did connect: ranks
+  kOpRetry,           // an op retry's step (rank_lines.h): detail "begin" / "recovered" /
+                      // "failed", group, tag, index, rank, src_rank and dst_rank (the broken
+                      // link's ends), status (attempts), value (seconds lost), aux_time
   kError,             // any other ERROR record (first few per file, for "who errored first")
 };
 

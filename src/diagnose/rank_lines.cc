@@ -38,7 +38,8 @@ struct Forms {
 
 bool KindOf(std::string_view name, EventKind* kind) {
   for (EventKind k : {EventKind::kRankInfo, EventKind::kWaitPeer, EventKind::kRootInfoFail,
-                      EventKind::kConnectedRanks, EventKind::kCqeDetail, EventKind::kEnv}) {
+                      EventKind::kConnectedRanks, EventKind::kCqeDetail, EventKind::kEnv,
+                      EventKind::kOpRetry}) {
     if (name == EventKindName(k)) {
       *kind = k;
       return true;

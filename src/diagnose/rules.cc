@@ -81,6 +81,7 @@ std::vector<Finding> ApplyRules(const Job& job) {
   RuleWaitChain(&cx);
   RuleTimeoutReports(&cx);
   RuleOther(&cx);
+  RuleRecovery(&cx);
   Reconcile(&cx);
   ClassifyFindings(&cx.out);
   Job uncleared;  // filled only when an alarm was raised and later cleared

@@ -176,9 +176,9 @@ bool Has(const std::string& log, std::initializer_list<const char*> parts) {
 // HCCL's retry condition needs (every rank stops at the same op). Under a full mesh a rank not on
 // the broken link may finish the op first; the retry is then refused (HCCL_E_OPRETRY_FAIL).
 std::vector<std::string> BaseEnv(std::initializer_list<std::string> extra) {
-  std::vector<std::string> env = {"HCCL_BUFFSIZE=4", "HCCL_IF_BASE_PORT=0", "HCCL_ALGO=ring",
-                                  "HCCL_CONNECT_TIMEOUT=60", "HCCL_EXEC_TIMEOUT=120",
-                                  "ASCEND_GLOBAL_LOG_LEVEL=3"};
+  std::vector<std::string> env = {"HCCL_BUFFSIZE=4",       "HCCL_IF_BASE_PORT=0",
+                                  "HCCL_ALGO=ring",        "HCCL_CONNECT_TIMEOUT=60",
+                                  "HCCL_EXEC_TIMEOUT=120", "ASCEND_GLOBAL_LOG_LEVEL=3"};
   env.insert(env.end(), extra);
   return env;
 }
@@ -226,6 +226,31 @@ void RunCutRecovered(const std::string& transport, int n, int a, int b) {
   Outcome o = RunJob("cut" + transport + std::to_string(n), job);
   DropIfPassed drop{o.dir};
   ExpectRecovered(o, n, 4, a, b);
+  // The flight recorder kept the retry: every rank's dump has the op's recovered step.
+  for (const auto& [r, rk] : o.ranks) {
+    std::string dumps;
+    std::error_code ec;
+    for (const auto& f : fs::directory_iterator(o.dir / "logs" / "run" / "flight", ec)) {
+      if (f.path().filename().string().rfind("flight-" + std::to_string(rk.pid) + "_", 0) == 0) {
+        dumps += ReadFile(f.path());
+      }
+    }
+    EXPECT_NE(dumps.find("\"retries\":[{\"step\":\"begin\""), std::string::npos) << "rank " << r;
+    EXPECT_NE(dumps.find("{\"step\":\"recovered\",\"attempt\":1,"), std::string::npos)
+        << "rank " << r;
+  }
+  // (e) vigil diagnose names the recovery: the link, the attempts, the time lost.
+  const std::string report = (o.dir / "diagnose.txt").string();
+  const std::string cmd = std::string(VIGIL_BIN) + " diagnose --no-progress -v " +
+                          (o.dir / "logs").string() + " > " + report + " 2>&1";
+  (void)std::system(cmd.c_str());
+  const std::string text = ReadFile(report);
+  EXPECT_NE(text.find("Link flap between rank " + std::to_string(a) + " and rank " +
+                      std::to_string(b) + " recovered by op retry"),
+            std::string::npos)
+      << text;
+  EXPECT_NE(text.find("recovered after 1 attempt(s)"), std::string::npos) << text;
+  EXPECT_NE(text.find(std::to_string(n) + " rank(s) of communicator"), std::string::npos) << text;
   // The rank that cut its link says so.
   EXPECT_TRUE(
       Has(o.ranks.at(a).run_log, {"[Fault]cutting link local rank[", "VIGIL_FAULT link_cut"}));
@@ -272,6 +297,23 @@ void ExpectCleanFailure(const Outcome& o, int n, int a, int b, bool retry_on) {
     }
   }
   EXPECT_NE(o.launcher.find("Execution Error ROCE CQE(EI0013)"), std::string::npos) << o.launcher;
+  if (!retry_on) return;
+  // vigil diagnose: the error CQE leads; the retry that did not recover it is named beside it.
+  const std::string report = (o.dir / "diagnose.txt").string();
+  const std::string cmd = std::string(VIGIL_BIN) + " diagnose --no-progress -v " +
+                          (o.dir / "logs").string() + " > " + report + " 2>&1";
+  (void)std::system(cmd.c_str());
+  const std::string text = ReadFile(report);
+  EXPECT_NE(text.find("Op retry did not recover the link between rank " + std::to_string(a) +
+                      " and rank " + std::to_string(b)),
+            std::string::npos)
+      << text;
+  const size_t verdict = text.find("VERDICT: ");
+  ASSERT_NE(verdict, std::string::npos) << text;
+  EXPECT_EQ(text.find("VERDICT: Op retry", verdict),
+            verdict == std::string::npos ? 0 : std::string::npos)
+      << "a retry is not the root cause\n"
+      << text;
 }
 
 void RunCutHeldDown(const std::string& transport) {

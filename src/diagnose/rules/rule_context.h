@@ -123,5 +123,6 @@ void RuleConsistency(Ctx* cx);  // consistency.cc
 void RuleWaitChain(Ctx* cx);        // wait_chain.cc
 void RuleTimeoutReports(Ctx* cx);   // timeout_reports.cc
 void RuleOther(Ctx* cx);        // other.cc
+void RuleRecovery(Ctx* cx);     // recovery.cc
 
 }  // namespace vigil::diagnose::rules
