@@ -564,6 +564,16 @@ aclError Communicator::Execute(const OpDesc& op, const OpRecord& record, alg::Al
       EnsureLinks(op, algo, record.tag(), &failure, &connected) != HCCL_SUCCESS) {
     return fail(failure.kind, failure.code);
   }
+  // Op retry's commit (a barrier over every rank) needs links the hierarchical plans lack.
+  if (retry_.on && IsCheckedOp(op.type) && algo == alg::Algo::kHierarchical &&
+      !Linked(OpType::kBarrier, alg::Algo::kRing)) {
+    OpDesc commit;
+    commit.type = OpType::kBarrier;
+    if (EnsureLinks(commit, alg::Algo::kRing, record.tag(), &failure, &connected) !=
+        HCCL_SUCCESS) {
+      return fail(failure.kind, failure.code);
+    }
+  }
   // Link establishment (the first op of an algorithm) is not execution: the deadline counts
   // from its end, as before.
   if (connected) start = SteadyClock::now();
@@ -575,8 +585,10 @@ aclError Communicator::Execute(const OpDesc& op, const OpRecord& record, alg::Al
   const uint64_t seq = size() > 1 && IsCheckedOp(op.type) ? ++coll_seq_ : 0;
   if (retry) RetryBeginOp(op, seq);
   constexpr aclError kRetryAttempt = -1;
+  constexpr aclError kCommitted = -2;  // every rank had the op's data when a link failed
   auto attempt = [&]() -> aclError {
     if (retry && retry_.attempts > 0) start = SteadyClock::now();  // a new deadline
+    retry_.committing = false;
     // The comm's group, reused by every op (we hold exec_mu_): what differs per op is set below.
     alg::Group& group = group_;
     group.rank = rank();
@@ -610,6 +622,7 @@ aclError Communicator::Execute(const OpDesc& op, const OpRecord& record, alg::Al
       if (retry) {
         const RetryStep step = RetryAfterFailure(op, record, algo, pe, rc, &failure);
         if (step == RetryStep::kRetried) return kRetryAttempt;
+        if (step == RetryStep::kCommitted) return kCommitted;
         if (step == RetryStep::kFailed) return fail(failure.kind, failure.code);
       } else if (retry_.on) {
         ReportHeldLinkErrors();
@@ -752,13 +765,26 @@ aclError Communicator::Execute(const OpDesc& op, const OpRecord& record, alg::Al
       }
       return fail(OpFailure::Kind::kCopyFault, HCCL_E_RUNTIME);
     }
-    if (retry && !RetryCommit(record)) return fail_transfer(asked, HCCL_E_AGAIN);
+    if (retry) {
+      // The commit: no rank returns the op before every rank has all of its data (a barrier),
+      // so a link that fails before finds every rank still inside the op, able to run it again.
+      retry_.committing = true;
+      group.header = nullptr;
+      const HcclResult crc = alg::Barrier(group, &result);
+      if (crc != HCCL_SUCCESS) return fail_transfer(result.progress, crc);
+      if (!RetryCommit(record)) return fail_transfer(asked, HCCL_E_AGAIN);
+    }
     if (tasks) NotifyTasks(record, tasks);
     NotifyFinish(record, HCCL_SUCCESS, nullptr);
     return ACL_SUCCESS;
   };
   for (;;) {
     const aclError r = attempt();
+    if (r == kCommitted) {
+      if (tasks) NotifyTasks(record, tasks);
+      NotifyFinish(record, HCCL_SUCCESS, nullptr);
+      return ACL_SUCCESS;
+    }
     if (r != kRetryAttempt) return r;
   }
 }

@@ -175,7 +175,9 @@ class Communicator : public std::enable_shared_from_this<Communicator> {
   transport::ProgressError WaitOut(uint32_t peer, const alg::Group& group);
 
   // ---- op retry (op_retry.cc) ----
-  enum class RetryStep { kRetried, kFailed, kNotRetryable };
+  // kCommitted: the link failed in the commit after every rank had the op's data (a rank that
+  // returned it refused the retry): the op is complete.
+  enum class RetryStep { kRetried, kCommitted, kFailed, kNotRetryable };
   void InitRetry();
   transport::NoticeVerdict OnRetryNotice(const transport::RetryNotice& notice);
   // At a collective's start (seq: its sequence number): registers it, copies in-place inputs.
@@ -186,9 +188,10 @@ class Communicator : public std::enable_shared_from_this<Communicator> {
   RetryStep RetryAfterFailure(const OpDesc& op, const OpRecord& record, alg::Algo algo,
                               const transport::ProgressError& pe, HcclResult rc,
                               OpFailure* failure);
-  // The attempt succeeded: false when a peer asked for a retry of this op meanwhile (the op must
-  // run again with it); else the op is complete (logs the recovery if it took retries).
+  // The attempt and its commit succeeded: the op is complete (logs the recovery if it took
+  // retries). True (kept for an op that would have to run again).
   bool RetryCommit(const OpRecord& record);
+  void LogRecovered(const OpRecord& record, uint64_t seq);
   // The op failed without a retry (or gave it up): link errors held for it are reported now,
   // and until the next op.
   void ReportHeldLinkErrors();

@@ -73,16 +73,26 @@ transport::NoticeVerdict Communicator::OnRetryNotice(const transport::RetryNotic
   std::lock_guard<std::mutex> lock(retry_.mu);
   if (n.epoch <= transport_->epoch()) return transport::NoticeVerdict::kAccept;
   if (n.seq <= retry_.done_seq) {
-    // HCCL's condition: every rank stops at the same op. This one has returned it already.
+    // This rank has returned that op: the asker cannot run it again with it (HCCL's condition:
+    // every rank stops at the same op). A rank returns an op only after its commit, when every
+    // rank had the op's data, so an asker in its commit completes the op; one still moving
+    // data has failed it (HCCL_E_OPRETRY_FAIL). Either way the links move to the new epoch:
+    // this rank follows with the op it runs, or its next one.
     if (retry_.refused_seq != n.seq) {
       retry_.refused_seq = n.seq;
-      HCCL_ERROR(
-          "[OpRetry]communicator[{}] rank[{}]: can not retry op seq[{}] asked by rank[{}] "
-          "(link rank[{}] <-> rank[{}]): this rank has completed it (last completed "
-          "seq[{}]); all ranks must stop at the same op",
-          identifier(), rank(), n.seq, n.origin, n.end_a, n.end_b, retry_.done_seq);
-      RecordError(HCCL_E_OPRETRY_FAIL);
+      HCCL_RUN_INFO(
+          "[OpRetry]communicator[{}] rank[{}]: can not retry op seq[{}] asked by "
+          "rank[{}] (link rank[{}] <-> rank[{}]): this rank has completed it (last "
+          "completed seq[{}]); its links follow to epoch[{}]",
+          identifier(), rank(), n.seq, n.origin, n.end_a, n.end_b, retry_.done_seq, n.epoch);
     }
+    transport::RetryNotice follow = n;
+    follow.seq = retry_.running_seq != 0 ? retry_.running_seq : retry_.done_seq + 1;
+    if (!retry_.asked_valid || follow.epoch > retry_.asked.epoch) {
+      retry_.asked = follow;
+      retry_.asked_valid = true;
+    }
+    if (retry_.running_seq != 0) retry_.interrupt.store(HCCL_E_AGAIN, std::memory_order_release);
     return transport::NoticeVerdict::kRefuse;
   }
   if (!retry_.asked_valid || n.epoch > retry_.asked.epoch) {
@@ -129,14 +139,21 @@ void Communicator::RetryBeginOp(const OpDesc& op, uint64_t seq) {
 bool Communicator::RetryCommit(const OpRecord& record) {
   {
     std::lock_guard<std::mutex> lock(retry_.mu);
-    // A peer asked for a retry of this op while its last transfers finished here: it needs this
-    // rank to run it again.
-    if (retry_.interrupt.load() != 0) return false;
+    // Past the commit every rank has the op's data: a retry asked for it now finds this rank
+    // done (the asker completes the op too). The links follow to its epoch with the next op.
+    if (retry_.interrupt.exchange(0) != 0 && retry_.asked_valid &&
+        retry_.asked.seq == retry_.running_seq) {
+      retry_.asked.seq = retry_.running_seq + 1;
+    }
     retry_.done_seq = retry_.running_seq;
     retry_.running_seq = 0;
     if (retry_.attempts > 0) retry_.held.clear();  // the retry recovered what they broke
   }
-  if (retry_.attempts == 0) return true;
+  if (retry_.attempts > 0) LogRecovered(record, retry_.done_seq);
+  return true;
+}
+
+void Communicator::LogRecovered(const OpRecord& record, uint64_t seq) {
   RetryEvent ev;
   ev.kind = RetryEvent::Kind::kRecovered;
   ev.attempt = retry_.attempts;
@@ -152,10 +169,9 @@ bool Communicator::RetryCommit(const OpRecord& record) {
       "[OpRetry]communicator[{}] rank[{}]: op tag[{}] index[{}] seq[{}] recovered by "
       "retry after [{}] attempt(s), [{:.3f}]s lost; link rank[{}] <-> rank[{}] failed "
       "at [{}]",
-      identifier(), rank(), record.tag(), record.index, retry_.done_seq, ev.attempt,
-      ev.lost_us / 1e6, ev.end_a, ev.end_b, FormatPlogTime(retry_.first_failure_wall));
+      identifier(), rank(), record.tag(), record.index, seq, ev.attempt, ev.lost_us / 1e6, ev.end_a,
+      ev.end_b, FormatPlogTime(retry_.first_failure_wall));
   NotifyRetry(record, ev);
-  return true;
 }
 
 Communicator::RetryStep Communicator::RetryAfterFailure(const OpDesc& op, const OpRecord& record,
@@ -320,7 +336,12 @@ Communicator::RetryStep Communicator::RetryAfterFailure(const OpDesc& op, const 
     policy.quiet = true;
     OpFailure f;
     bool connected = false;
-    const HcclResult lrc = EnsureLinks(op, algo, record.tag(), &f, &connected, &policy);
+    HcclResult lrc = EnsureLinks(op, algo, record.tag(), &f, &connected, &policy);
+    if (lrc == HCCL_SUCCESS && algo == alg::Algo::kHierarchical) {
+      OpDesc commit;  // the commit's links (a barrier over every rank)
+      commit.type = OpType::kBarrier;
+      lrc = EnsureLinks(commit, alg::Algo::kRing, record.tag(), &f, &connected, &policy);
+    }
     if (lrc == HCCL_SUCCESS) {
       for (const auto& s : retry_.saved) {
         std::memcpy(s.ptr, retry_.backup.data() + s.offset, s.bytes);
@@ -339,6 +360,22 @@ Communicator::RetryStep Communicator::RetryAfterFailure(const OpDesc& op, const 
       std::lock_guard<std::mutex> lock(retry_.mu);
       n.epoch = std::max(n.epoch + 1, retry_.asked_valid ? retry_.asked.epoch : 0);
       continue;
+    }
+    if (lrc == HCCL_E_OPRETRY_FAIL && retry_.committing) {
+      // A rank returned the op: it passed the commit, so every rank had all of the op's data
+      // before the link failed. Complete; the next op makes the links at the new epoch.
+      {
+        std::lock_guard<std::mutex> lock(retry_.mu);
+        retry_.done_seq = std::max(retry_.done_seq, retry_.running_seq);
+        retry_.running_seq = 0;
+        retry_.held.clear();
+      }
+      HCCL_RUN_INFO(
+          "[OpRetry]communicator[{}] rank[{}]: op tag[{}] index[{}] seq[{}] complete "
+          "on every rank before the link failed ({}): no re-execution",
+          identifier(), rank(), record.tag(), record.index, seq, f.reason);
+      LogRecovered(record, seq);
+      return RetryStep::kCommitted;
     }
     if (lrc == HCCL_E_OPRETRY_FAIL) {
       const std::string why = fmt::format("can not retry: {}", f.reason);

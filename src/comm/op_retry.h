@@ -58,6 +58,7 @@ struct OpRetryState {
   bool report_now = false;                 // the op gave up: link errors are reported, not held
 
   // Per op, on the op's thread only.
+  bool committing = false;  // the op's commit (barrier) is running
   uint32_t attempts = 0;  // re-executions so far
   SteadyClock::time_point first_failure;
   WallClock::time_point first_failure_wall;

@@ -153,6 +153,16 @@ void LinkBase::SendNotice(const RetryNotice& n) {
   (void)send(ctrl_.fd(), msg.data(), msg.size(), MSG_DONTWAIT | MSG_NOSIGNAL);
 }
 
+void LinkBase::OnDataSocketError(int fd) {
+  OnControlReadable();  // a bye or a notice read first: an orderly close is no link error
+  if (state() != kOk) return;
+  int err = 0;
+  socklen_t len = sizeof(err);
+  if (getsockopt(fd, SOL_SOCKET, SO_ERROR, &err, &len) != 0 || err == 0) return;
+  Break(fmt::format("data connection to remote rank[{}] failed: {}", remote_.rank, strerror(err)),
+        true);
+}
+
 void LinkBase::SendRetract(uint64_t offset) {
   if (!ctrl_.valid() || state() != kOk) return;
   const std::string msg = fmt::format("R{};", offset);

@@ -15,6 +15,7 @@
 #include <functional>
 #include <mutex>
 #include <string>
+#include <vector>
 
 #include "bootstrap/socket.h"
 #include "transport/link.h"
@@ -65,6 +66,13 @@ class LinkBase : public Link {
   }
   // Sends a retry notice on the control socket (nothing when the link is not healthy).
   void SendNotice(const RetryNotice& notice);
+
+  // The data sockets the monitor thread watches for errors (TCP QPs): a socket whose sent
+  // bytes go unacknowledged past its timeout (TCP_USER_TIMEOUT) fails with nobody waiting on
+  // it, and the link must break then, not when an op next touches it.
+  virtual void AppendDataFds(std::vector<int>* fds) const { (void)fds; }
+  // The monitor thread saw an error on data socket `fd` (after reading the control socket).
+  void OnDataSocketError(int fd);
 
  protected:
   enum State : int { kOk = 0, kBroken = 1, kPeerClosed = 2, kClosed = 3 };

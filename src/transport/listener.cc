@@ -24,6 +24,8 @@ namespace vigil::transport {
 void TransportImpl::Monitor() {
   std::vector<pollfd> fds;
   std::vector<LinkBase*> watched;
+  std::vector<std::pair<LinkBase*, int>> data;  // data sockets watched for errors only
+  std::vector<int> data_fds;
   while (!stop_.load()) {
     auto now = SteadyClock::now();
     auto wake_at = now + 1s;
@@ -42,6 +44,15 @@ void TransportImpl::Monitor() {
         watched.push_back(link.get());
       }
     }
+    data.clear();
+    for (LinkBase* l : watched) {
+      data_fds.clear();
+      l->AppendDataFds(&data_fds);
+      for (int fd : data_fds) {
+        fds.push_back({fd, 0, 0});  // POLLERR / POLLHUP only
+        data.push_back({l, fd});
+      }
+    }
     int timeout_ms = static_cast<int>(std::max<int64_t>(
         0, std::chrono::duration_cast<std::chrono::milliseconds>(wake_at - now).count() + 1));
     (void)poll(fds.data(), fds.size(), timeout_ms);
@@ -53,6 +64,11 @@ void TransportImpl::Monitor() {
     const size_t n_incoming = incoming_.size();
     for (size_t i = 0; i < watched.size(); ++i) {
       if (fds[2 + n_incoming + i].revents != 0) watched[i]->OnControlReadable();
+    }
+    for (size_t i = 0; i < data.size(); ++i) {
+      if (fds[2 + n_incoming + watched.size() + i].revents & POLLERR) {
+        data[i].first->OnDataSocketError(data[i].second);
+      }
     }
     std::vector<bool> ready(n_incoming);
     for (size_t i = 0; i < n_incoming; ++i) ready[i] = fds[2 + i].revents != 0;

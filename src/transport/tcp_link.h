@@ -51,6 +51,9 @@ class TcpLink : public LinkBase {
   HcclResult TryRecv(void* buf, size_t n, size_t* moved) override;
   void WaitReady(bool for_send, int timeout_ms) override;
   bool AppendPollFds(bool for_send, std::vector<pollfd>* fds) const override;
+  void AppendDataFds(std::vector<int>* fds) const override {
+    for (const auto& s : qps_) fds->push_back(s.fd());
+  }
 
   bool can_retract() const override { return eager_; }
   size_t eager_bytes() const override { return eager_ ? kTcpEagerWindow : 0; }
