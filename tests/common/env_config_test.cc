@@ -261,6 +261,43 @@ TEST_F(EnvConfigTest, DfsConfig) {
   }
 }
 
+TEST_F(EnvConfigTest, OpRetry) {
+  EnvConfig cfg;
+  std::string error;
+  ASSERT_TRUE(cfg.Load(&error));
+  EXPECT_FALSE(cfg.op_retry.any());  // HCCL's default: off at every level
+  EXPECT_EQ(cfg.op_retry.max_cnt, 1u);
+  EXPECT_EQ(cfg.op_retry.hold_ms, 5000u);
+  EXPECT_EQ(cfg.op_retry.interval_ms, 1000u);
+  EXPECT_EQ(FindEcho(cfg, "HCCL_OP_RETRY_ENABLE")->value, "L0:0,L1:0,L2:0");
+  EXPECT_EQ(FindEcho(cfg, "HCCL_OP_RETRY_PARAMS")->value,
+            "MaxCnt:1,HoldTime:5000,IntervalTime:1000");
+
+  ASSERT_TRUE(LoadWith("HCCL_OP_RETRY_ENABLE", "L1:1, L2:0", &cfg, &error)) << error;
+  EXPECT_FALSE(cfg.op_retry.l0);
+  EXPECT_TRUE(cfg.op_retry.l1);
+  EXPECT_TRUE(cfg.op_retry.covers(false));
+  EXPECT_FALSE(cfg.op_retry.covers(true));
+  EXPECT_TRUE(FindEcho(cfg, "HCCL_OP_RETRY_ENABLE")->from_env);
+  ASSERT_TRUE(LoadWith("HCCL_OP_RETRY_PARAMS", "MaxCnt:3,HoldTime:0,IntervalTime:60000", &cfg,
+                       &error))
+      << error;
+  EXPECT_EQ(cfg.op_retry.max_cnt, 3u);
+  EXPECT_EQ(cfg.op_retry.hold_ms, 0u);
+  EXPECT_EQ(cfg.op_retry.interval_ms, 60000u);
+
+  for (const char* bad : {"L1:2", "L3:1", "L1", "on"}) {
+    EXPECT_FALSE(LoadWith("HCCL_OP_RETRY_ENABLE", bad, &cfg, &error)) << bad;
+    EXPECT_NE(error.find("HCCL_OP_RETRY_ENABLE"), std::string::npos) << error;
+    EXPECT_FALSE(cfg.op_retry.any()) << bad;
+  }
+  for (const char* bad : {"MaxCnt:0", "MaxCnt:11", "HoldTime:60001", "IntervalTime:-1", "Foo:1"}) {
+    EXPECT_FALSE(LoadWith("HCCL_OP_RETRY_PARAMS", bad, &cfg, &error)) << bad;
+    EXPECT_NE(error.find("HCCL_OP_RETRY_PARAMS"), std::string::npos) << error;
+    EXPECT_EQ(cfg.op_retry.max_cnt, 1u) << bad;
+  }
+}
+
 TEST_F(EnvConfigTest, RangeInMessage) {
   EnvConfig cfg;
   std::string error;
