@@ -262,6 +262,20 @@ TEST(OpRetry, CutMidOpShmRecovers) {
 TEST(OpRetry, CutMidOpTcpRecovers) {
   RunCutRecovered("tcp", 4, 1, 2);
 }
+// Retry on through HcclCommConfig's hcclRetryEnable, not the environment.
+TEST(OpRetry, CutMidOpConfigRecovers) {
+  Job job;
+  job.n = 4;
+  job.env = BaseEnv({"VIGIL_FAULT=link_cut:1-2@14M"});
+  job.args = {"--ops", "4", "--count", std::to_string(1 << 20), "--config-retry", "L0:1"};
+  Outcome o = RunJob("config", job);
+  DropIfPassed drop{o.dir};
+  ExpectRecovered(o, 4, 4, 1, 2);
+  for (const auto& [r, rk] : o.ranks) {
+    EXPECT_TRUE(Has(rk.run_log, {"comm config: version[", "retryEnable[L0:1,L1:0,L2:0]"}))
+        << "rank " << r;
+  }
+}
 // Under the full mesh ranks 0 and 3 do not need the cut link: the op's commit keeps them in it.
 TEST(OpRetry, CutMidOpMeshRecovers) {
   RunCutRecovered("", 4, 1, 2, "fullmesh");

@@ -1,5 +1,6 @@
 // The rank program of the op retry tests (F17), run as every rank of
 //   vigil run -n N ... -- retry_driver --out DIR [--ops K] [--count C] [--seconds S]
+//                                     [--config-retry L0:1,L1:1]  (HcclCommConfig's retry field)
 // Every rank makes a communicator, runs two warm-up AllReduces, writes DIR/ready-R, then runs
 // AllReduces (int32 sum, every other one in place) of rank- and op-dependent data and checks
 // every element against the exact sum: K ops, or with --seconds S until DIR/stop exists or S
@@ -79,6 +80,7 @@ int main(int argc, char** argv) {
   int ops = 4;
   uint64_t count = 1 << 20;
   int seconds = 0;
+  std::string config_retry;  // HcclCommConfig.hcclRetryEnable ("" = none: HcclCommInitRootInfo)
   for (int i = 1; i + 1 < argc; i += 2) {
     const std::string k = argv[i];
     if (k == "--out")
@@ -89,6 +91,8 @@ int main(int argc, char** argv) {
       count = std::strtoull(argv[i + 1], nullptr, 10);
     else if (k == "--seconds")
       seconds = std::atoi(argv[i + 1]);
+    else if (k == "--config-retry")
+      config_retry = argv[i + 1];
   }
   uint32_t rank = 0, n = 0;
   if (out_dir.empty() || !VigilLaunchRank(&rank, &n)) {
@@ -111,7 +115,15 @@ int main(int argc, char** argv) {
   HcclRootInfo root;
   if (VigilLaunchRootInfo(rank, &root) != HCCL_SUCCESS) return 12;
   HcclComm comm;
-  if (HcclCommInitRootInfo(n, &root, rank, &comm) != HCCL_SUCCESS) return 13;
+  if (config_retry.empty()) {
+    if (HcclCommInitRootInfo(n, &root, rank, &comm) != HCCL_SUCCESS) return 13;
+  } else {
+    HcclCommConfig config;
+    HcclCommConfigInit(&config);
+    std::snprintf(config.hcclRetryEnable, sizeof(config.hcclRetryEnable), "%s",
+                  config_retry.c_str());
+    if (HcclCommInitRootInfoConfig(n, &root, rank, &config, &comm) != HCCL_SUCCESS) return 13;
+  }
 
   std::vector<int32_t> in(count), out(count);
   auto run = [&](int op, bool inplace, HcclResult* enq, aclError* sync) {
