@@ -47,6 +47,7 @@ HcclResult EnsureProcessReadySlow(std::string_view api) {
     std::call_once(once, [] {
       log::EchoEnvOnce();
       dfx::InstallTaskExceptionHandler();
+      InstallProfilerLabels();
     });
     g_process_ready.store(true, std::memory_order_release);
   }

@@ -29,6 +29,9 @@ inline HcclResult EnsureProcessReady(std::string_view api) {
   return detail::EnsureProcessReadySlow(api);
 }
 
+// Names HCCL ops in the acl profiling trace (hccl_prof_observer.cc); once per process.
+void InstallProfilerLabels();
+
 HcclComm RegisterComm(std::shared_ptr<comm::Communicator> comm);
 // nullptr for null, unknown or destroyed handles.
 std::shared_ptr<comm::Communicator> LookupComm(HcclComm handle);

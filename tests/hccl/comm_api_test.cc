@@ -5,9 +5,13 @@
 
 #include <barrier>
 #include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
 #include <mutex>
 #include <vector>
 
+#include "acl/acl_prof.h"
 #include "hccl/hccl_sym_win.h"
 #include "rank_threads.h"
 
@@ -423,6 +427,45 @@ TEST(CommMemoryTest, OpsMaySpanAdjacentMappingsButNotAHole) {
     EXPECT_EQ(aclrtFreePhysical(pieces[i]), ACL_SUCCESS);
   }
   EXPECT_EQ(aclrtReleaseMemAddress(base), ACL_SUCCESS);
+  EXPECT_EQ(aclrtDestroyStream(stream), ACL_SUCCESS);
+}
+
+// The acl profiling trace names HCCL ops: type, count, data type, reduction.
+TEST(CommProfilingTest, TheTraceNamesHcclOps) {
+  HcclComm comm = OneRankComm();
+  aclrtStream stream = nullptr;
+  ASSERT_EQ(aclrtCreateStream(&stream), ACL_SUCCESS);
+  const std::string dir = vigil_test::LogDir() + "/prof";
+  ASSERT_EQ(aclprofInit(dir.c_str(), dir.size()), ACL_SUCCESS);
+  uint32_t devices[] = {0};
+  aclprofConfig* config =
+      aclprofCreateConfig(devices, 1, ACL_AICORE_NONE, nullptr, ACL_PROF_HCCL_TRACE);
+  ASSERT_NE(config, nullptr);
+  ASSERT_EQ(aclprofStart(config), ACL_SUCCESS);
+  std::vector<float> in(256, 1.0f), out(256, 0.0f);
+  for (int i = 0; i < 2; ++i) {
+    ASSERT_EQ(HcclAllReduce(in.data(), out.data(), 256, HCCL_DATA_TYPE_FP32, HCCL_REDUCE_MAX,
+                            comm, stream),
+              HCCL_SUCCESS);
+  }
+  ASSERT_EQ(aclrtSynchronizeStream(stream), ACL_SUCCESS);
+  ASSERT_EQ(aclprofStop(config), ACL_SUCCESS);
+  EXPECT_EQ(aclprofDestroyConfig(config), ACL_SUCCESS);
+  EXPECT_EQ(aclprofFinalize(), ACL_SUCCESS);
+  std::string trace;
+  for (const auto& entry : std::filesystem::directory_iterator(dir)) {
+    std::ifstream f(entry.path());
+    trace.assign(std::istreambuf_iterator<char>(f), std::istreambuf_iterator<char>());
+  }
+  size_t ops = 0;
+  for (size_t at = trace.find("\"name\":\"AllReduce\""); at != std::string::npos;
+       at = trace.find("\"name\":\"AllReduce\"", at + 1)) {
+    ++ops;
+  }
+  EXPECT_EQ(ops, 2u) << trace;
+  EXPECT_NE(trace.find("\"count\":\"256\""), std::string::npos);
+  EXPECT_NE(trace.find("\"reduce_op\":\"max\""), std::string::npos);
+  EXPECT_EQ(HcclCommDestroy(comm), HCCL_SUCCESS);
   EXPECT_EQ(aclrtDestroyStream(stream), ACL_SUCCESS);
 }
 

@@ -7,8 +7,9 @@ src_dir=$2
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 cmake --install "$build_dir" --prefix "$work/prefix" >/dev/null
-for f in include/hccl/hccl.h include/hccl/hccl_types.h include/acl/acl.h lib64/libhccl.so \
-         lib64/libascendcl.so bin/vigil set_env.sh; do
+for f in include/hccl/hccl.h include/hccl/hccl_types.h include/acl/acl.h include/acl/acl_prof.h \
+         lib64/libhccl.so lib64/libascendcl.so lib64/libacl_rt.so lib64/libmsprofiler.so \
+         bin/vigil set_env.sh; do
   [ -e "$work/prefix/$f" ] || { echo "missing $f in the install prefix"; exit 1; }
 done
 # shellcheck disable=SC1091
@@ -24,4 +25,30 @@ for r in 0 1 2 3; do
   grep -qx "rankId: $r, output: \[ 6 10 14 18 22 26 30 34 \]" out.txt || { echo "rank $r output wrong"; exit 1; }
 done
 grep -rq "Entry-HcclCommInitRootInfoInner:ranks\[4\]" "$work/logs/run/plog" || { echo "no init Entry line in run/plog"; exit 1; }
+# HCCL's newer Makefiles link -lacl_rt -lmsprofiler (with --copy-dt-needed-entries) instead of
+# -lascendcl: the same program must build and run that way.
+cat > prof.cc <<'PROG'
+#include <cstdio>
+#include <string>
+#include "acl/acl.h"
+#include "acl/acl_prof.h"
+#include "hccl/hccl.h"
+int main(int, char** argv) {
+  const std::string dir = argv[1];
+  if (aclrtSetDevice(0) != ACL_SUCCESS || aclprofInit(dir.c_str(), dir.size()) != ACL_SUCCESS) return 1;
+  uint32_t dev = 0;
+  aclprofConfig* cfg = aclprofCreateConfig(&dev, 1, ACL_AICORE_NONE, nullptr, ACL_PROF_TASK_TIME);
+  void* va = nullptr;
+  if (cfg == nullptr || aclprofStart(cfg) != ACL_SUCCESS ||
+      aclrtReserveMemAddress(&va, 1 << 20, 0, nullptr, 0) != ACL_SUCCESS ||
+      aclrtReleaseMemAddress(va) != ACL_SUCCESS || aclprofStop(cfg) != ACL_SUCCESS ||
+      aclprofDestroyConfig(cfg) != ACL_SUCCESS || aclprofFinalize() != ACL_SUCCESS) return 2;
+  std::printf("prof ok on %s\n", aclrtGetSocName());
+  return 0;
+}
+PROG
+g++ -std=c++11 -Werror -Wl,--copy-dt-needed-entries prof.cc -I"$ASCEND_HOME_PATH"/include \
+  -L"$ASCEND_HOME_PATH"/lib64 -lhccl -lacl_rt -lmsprofiler -o prof
+./prof "$work/prof_out" | grep -qx "prof ok on Vigil-CPU" || { echo "the -lacl_rt -lmsprofiler program failed"; exit 1; }
+ls "$work"/prof_out/vigil_trace_*.json >/dev/null || { echo "aclprofStop wrote no trace"; exit 1; }
 echo "install test passed"
