@@ -57,6 +57,9 @@ enum class EventKind : uint8_t {
   kOpRetry,           // an op retry's step (rank_lines.h): detail "begin" / "recovered" /
                       // "failed", group, tag, index, rank, src_rank and dst_rank (the broken
                       // link's ends), status (attempts), value (seconds lost), aux_time
+  kShrink,            // Vigil's "[Shrink]communicator[OLD] rankSize[N] shrunk to communicator[NEW]
+                      // ...": group (OLD), value (NEW), rank_size (N), rank (the survivor's old
+                      // rank), ranks (excluded), elapsed_ms (the shrink's total time)
   kError,             // any other ERROR record (first few per file, for "who errored first")
 };
 

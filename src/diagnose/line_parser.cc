@@ -39,6 +39,7 @@ const char* EventKindName(EventKind k) {
     case EventKind::kRootInfoFail: return "root_info_fail";
     case EventKind::kConnectedRanks: return "connected_ranks";
     case EventKind::kOpRetry: return "op_retry";
+    case EventKind::kShrink: return "shrink";
     case EventKind::kOpInconsistent: return "op_inconsistent";
     case EventKind::kMultiStream: return "multi_stream";
     case EventKind::kStuckTrace: return "stuck_trace";
@@ -88,10 +89,11 @@ uint64_t H(std::optional<std::string_view> v) {
 
 
 // What an INFO/DEBUG record must contain to be of interest (op Entry lines, env echoes, the
-// heartbeat's crimer lines, key info, the identity lines of rank_lines.h).
-const NeedleSet<11> kInfoNeedles({"Entry-Hccl", "HCCL_", "crimer", "Key Info", "SetupAgent", "hcclCommInitInfo",
+// heartbeat's crimer lines, key info, the identity lines of rank_lines.h, Vigil's op retries and
+// shrinks).
+const NeedleSet<12> kInfoNeedles({"Entry-Hccl", "HCCL_", "crimer", "Key Info", "SetupAgent", "hcclCommInitInfo",
                                   "hcom init by file", "HcclGetRootInfo", "HcclCommInitRootInfo", "Listen on ip",
-                                  "[OpRetry]communicator["});
+                                  "[OpRetry]communicator[", "[Shrink]"});
 // A WARNING record reaches the full dispatch below only with one of these: each branch of
 // ParseRecordContent that a non-error record can take requires at least one of them.
 const NeedleSet<23> kWarningNeedles({"Entry-Hccl", "(E", "HCCL_", "Heartbeat", "crimer",

@@ -39,7 +39,7 @@ struct Forms {
 bool KindOf(std::string_view name, EventKind* kind) {
   for (EventKind k : {EventKind::kRankInfo, EventKind::kWaitPeer, EventKind::kRootInfoFail,
                       EventKind::kConnectedRanks, EventKind::kCqeDetail, EventKind::kEnv,
-                      EventKind::kOpRetry}) {
+                      EventKind::kOpRetry, EventKind::kShrink}) {
     if (name == EventKindName(k)) {
       *kind = k;
       return true;
@@ -189,6 +189,7 @@ void ToEvent(const Form& f, const KbFields& k, Event* ev) {
   ev->ip = k.vnic_ip;
   ev->remote_device = k.remote_device;
   ev->value = k.value;
+  ev->elapsed_ms = k.elapsed_ms;
   ev->from_env = k.from_env;
   if (!k.ranks.empty()) ev->ranks = AllInts(k.ranks);
   if (!k.time.empty()) ev->aux_time = ParseAnyTime(k.time);

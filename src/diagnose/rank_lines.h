@@ -31,6 +31,9 @@ bool MayBeRankLine(std::string_view content);
 //   kCqeDetail    heartbeat "cqe err status[12], time:[..], ip:[R]" and the "cqe error
 //                 status[12] remoteIP:[R]" / "remoteIP{deviceId[d],deviceIp[R]}" forms
 //   kOpRetry      Vigil's "[OpRetry]" lines: a retry begins, recovered, gave up (comm/op_retry.h)
+//   kShrink       Vigil's "[Shrink]communicator[OLD] rankSize[N] shrunk to communicator[NEW]
+//                 rankSize[M] by rank[r] ...: excluded ranks[..], ..., total[T]ms": group, value,
+//                 rank_size, rank, ranks, elapsed_ms
 //   kEnv          HCCL_CONNECT_TIMEOUT echoes ("set by environment to [130]s",
 //                 "environmental variable HCCL_CONNECT_TIMEOUT is set, timeOut[600]")
 bool ParseRankLine(const Record& r, Event* ev);

@@ -47,6 +47,25 @@ void Reconcile(Ctx* cx) {
   }
 }
 
+// A recovery (a shrink) is how the job got past its root cause, not a cause: it follows the
+// verdict, which says the job recovered; alone (no fault found beside it) it is the verdict.
+void PlaceRecoveries(std::vector<Finding>* out) {
+  auto is_recovery = [](const Finding& f) { return f.fault == "comm_shrunk"; };
+  std::vector<Finding> recoveries, rest;
+  for (Finding& f : *out) (is_recovery(f) ? recoveries : rest).push_back(std::move(f));
+  out->clear();
+  if (!rest.empty()) {
+    Finding& verdict = rest.front();
+    for (const Finding& r : recoveries) {
+      verdict.summary += fmt::format(" Recovered afterwards: {}", r.title.substr(r.title.find(": ") + 2));
+      verdict.facts.push_back({"recovered", r.title});
+    }
+    out->push_back(std::move(rest.front()));
+  }
+  for (Finding& r : recoveries) out->push_back(std::move(r));
+  for (size_t i = 1; i < rest.size(); ++i) out->push_back(std::move(rest[i]));
+}
+
 }  // namespace
 
 std::string DescribeRank(const RankRef& r) {
@@ -82,6 +101,7 @@ std::vector<Finding> ApplyRules(const Job& job) {
   RuleTimeoutReports(&cx);
   RuleOther(&cx);
   RuleRecovery(&cx);
+  RuleShrink(&cx);
   Reconcile(&cx);
   ClassifyFindings(&cx.out);
   Job uncleared;  // filled only when an alarm was raised and later cleared
@@ -90,6 +110,7 @@ std::vector<Finding> ApplyRules(const Job& job) {
     for (Evidence& e : f.evidence)
       if (e.text.empty()) e.text = ReadLineAt(e.file, e.loc.offset);
   std::stable_sort(cx.out.begin(), cx.out.end(), [](const Finding& a, const Finding& b) { return a.score > b.score; });
+  PlaceRecoveries(&cx.out);
   return std::move(cx.out);
 }
 

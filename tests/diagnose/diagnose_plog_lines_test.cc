@@ -160,6 +160,23 @@ TEST(FieldPattern, ReadsTheIdentityGroups) {
   EXPECT_EQ(g.phy_id, "1");
 }
 
+// Vigil's shrink line (src/api/vigil_shrink_api.cc): old and new communicator, sizes, the
+// survivor's old rank, the excluded ranks and the time it took.
+TEST(PlogLines, ShrinkLineCarriesBothCommunicatorsAndTheExcludedRanks) {
+  Event ev = Parse(Level::kInfo,
+                   "[vigil_shrink_api.cc:206] [418][Shrink]communicator[10.0.0.1%eth0_1_0_9] "
+                   "rankSize[8] shrunk to communicator[10.0.0.1%eth0_2_0_9] rankSize[6] by "
+                   "rank[7] (new rank[5]): excluded ranks[2,5], coordinator rank[0], "
+                   "agreement[12]ms, total[40]ms");
+  EXPECT_EQ(ev.kind, EventKind::kShrink);
+  EXPECT_EQ(ev.group, "10.0.0.1%eth0_1_0_9");
+  EXPECT_EQ(ev.value, "10.0.0.1%eth0_2_0_9");
+  EXPECT_EQ(ev.rank_size, 8);
+  EXPECT_EQ(ev.rank, 7);
+  EXPECT_EQ(ev.ranks, (std::vector<int64_t>{2, 5}));
+  EXPECT_EQ(ev.elapsed_ms, 40);
+}
+
 TEST(FieldPattern, RejectsWhatItCannotRead) {
   FieldPattern p;
   std::string error;

@@ -10,6 +10,7 @@
 // The time from the kill to the first op on the shrunk communicator is printed, never asserted.
 #include <fcntl.h>
 #include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
 #include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -469,6 +470,86 @@ TEST(Shrink, HealthShowsTheShrinkAndThePreviousCommunicator) {
             std::string::npos)
       << health;
   std::printf("%s", health.c_str());
+}
+
+// ---- vigil diagnose on shrunk jobs ----------------------------------------------------------
+
+// `vigil diagnose --json` on the job's logs.
+nlohmann::json Diagnose(const Outcome& o) {
+  const std::string cmd = std::string(VIGIL_BIN) + " diagnose --json " +
+                          (o.dir / "logs").string() + " > " + (o.dir / "diagnose.json").string() +
+                          " 2>/dev/null";
+  (void)std::system(cmd.c_str());
+  return nlohmann::json::parse(ReadFile(o.dir / "diagnose.json"), nullptr, false);
+}
+
+// The findings of fault comm_shrunk, in report order.
+std::vector<nlohmann::json> Recoveries(const nlohmann::json& d) {
+  std::vector<nlohmann::json> out;
+  for (const auto& f : d.value("findings", nlohmann::json::array())) {
+    if (f.value("fault", "") == "comm_shrunk") out.push_back(f);
+  }
+  return out;
+}
+
+// The verdict's root-cause rank, as "uid".
+std::string RootCauseUid(const nlohmann::json& d) {
+  for (const auto& r : d["verdict"].value("ranks", nlohmann::json::array())) {
+    if (r.value("role", "") == "root cause") return r.value("uid", "");
+  }
+  return "";
+}
+
+TEST(Shrink, DiagnoseNamesTheLostRankAndTheRecovery) {
+  Job job;
+  job.n = 4;
+  job.env = kEnv;
+  job.args = {"--mode", "kill", "--victim", "2", "--iters", "8", "--kill-at", "3"};
+  Outcome o = RunJob("diagnose", job);
+  DropIfPassed drop{o.dir};
+  ExpectShrunk(o, 4, {0, 1, 3}, {2}, 1);
+  const nlohmann::json d = Diagnose(o);
+  ASSERT_FALSE(d.is_discarded()) << ReadFile(o.dir / "diagnose.json");
+  EXPECT_EQ(d["verdict"].value("fault", ""), "heartbeat_lost") << d.dump(1).substr(0, 3000);
+  EXPECT_EQ(RootCauseUid(d), o.ranks.at(2).uid);
+  const auto rec = Recoveries(d);
+  ASSERT_EQ(rec.size(), 1u) << d.dump(1).substr(0, 3000);
+  // Right after the verdict, with the old communicator, the sizes and who shrank.
+  EXPECT_EQ(d["findings"][1].value("fault", ""), "comm_shrunk");
+  const auto& facts = rec[0]["facts"];
+  EXPECT_EQ(facts.value("from", ""), o.identifier);
+  EXPECT_EQ(facts.value("from_size", ""), "4");
+  EXPECT_EQ(facts.value("to_size", ""), "3");
+  EXPECT_EQ(facts.value("excluded", ""), "2");
+  EXPECT_EQ(facts.value("shrunk_by", ""), "0, 1, 3");
+  EXPECT_FALSE(facts.contains("survivors_without_shrink"));
+  EXPECT_NE(rec[0].value("title", "").find("shrunk from 4 to 3 ranks by every survivor"),
+            std::string::npos);
+  EXPECT_NE(rec[0].value("summary", "").find(o.ranks.at(2).uid + ") LOST at"), std::string::npos)
+      << rec[0].value("summary", "");
+  EXPECT_NE(d["verdict"].value("summary", "").find("Recovered afterwards"), std::string::npos);
+}
+
+TEST(Shrink, DiagnoseAfterTwoDeathsNamesTheFirstAndBothRecoveries) {
+  Job job;
+  job.n = 4;
+  job.env = kEnv;
+  job.args = {"--mode", "kill2", "--victim", "1", "--victim2", "3", "--iters", "12",
+              "--kill-at", "3", "--kill2-at", "7"};
+  Outcome o = RunJob("diagnose2", job);
+  DropIfPassed drop{o.dir};
+  ExpectShrunk(o, 4, {0, 2}, {1}, 2);
+  const nlohmann::json d = Diagnose(o);
+  ASSERT_FALSE(d.is_discarded());
+  EXPECT_EQ(RootCauseUid(d), o.ranks.at(1).uid) << "the first death is the root";
+  const auto rec = Recoveries(d);
+  ASSERT_EQ(rec.size(), 2u) << d.dump(1).substr(0, 3000);
+  std::set<std::string> shrinks;
+  for (const auto& r : rec) {
+    shrinks.insert(r["facts"].value("from_size", "") + "->" + r["facts"].value("to_size", "") +
+                   " excluding " + r["facts"].value("excluded", ""));
+  }
+  EXPECT_EQ(shrinks, (std::set<std::string>{"4->3 excluding 1", "3->2 excluding 2"}));
 }
 
 }  // namespace

@@ -4,7 +4,8 @@ RuntimeError naming it, the survivors call vigil_torch.shrink, wrap the model in
 group of the survivors, redo the step and finish. Every survivor's parameters must equal a
 reference computed in one process: the same SGD steps on the gradients averaged over all ranks'
 batches before the kill and over the survivors' batches from the failed step on. Each survivor's
-run log has the shrink line; with VIGIL_BIN set, `vigil diagnose` names the lost rank."""
+run log has the shrink line; with VIGIL_BIN set, `vigil diagnose` names the lost rank as the root
+cause and reports the recovery."""
 import os
 import re
 import shutil
@@ -150,6 +151,10 @@ def main():
         print("--- vigil diagnose:\n" + out)
         if not re.search(rf"root cause: \S+ \(rank {VICTIM},", out):
             print(f"vigil diagnose did not name rank {VICTIM} as the root cause")
+            bad = True
+        if not re.search(r"Recovered: communicator \S+ shrunk from 4 to 3 ranks by every "
+                         rf"survivor \(excluded rank {VICTIM}\)", out):
+            print("vigil diagnose did not report the recovery")
             bad = True
     if bad:
         print(f"logs: {logs}")

@@ -123,6 +123,7 @@ void RuleConsistency(Ctx* cx);  // consistency.cc
 void RuleWaitChain(Ctx* cx);        // wait_chain.cc
 void RuleTimeoutReports(Ctx* cx);   // timeout_reports.cc
 void RuleOther(Ctx* cx);        // other.cc
-void RuleRecovery(Ctx* cx);     // recovery.cc
+void RuleRecovery(Ctx* cx);     // recovery.cc (op retry)
+void RuleShrink(Ctx* cx);       // shrink.cc
 
 }  // namespace vigil::diagnose::rules
