@@ -64,13 +64,16 @@ size_t ScanStart(std::string_view s, Level* level, std::string_view* module, int
   if (p - m0 < 2 || p >= s.size() || s[p] != '(') return 0;
   std::string_view mod = s.substr(m0, p - m0);
   ++p;
+  // Device-side logs (TSCH, IMP, the device OS) have no host process: their pid is negative.
+  bool negative = p < s.size() && s[p] == '-';
+  if (negative) ++p;
   size_t d0 = p;
   int64_t v = 0;
   while (p < s.size() && Digit(s[p]) && p - d0 < 12) v = v * 10 + (s[p++] - '0');
   if (p == d0 || p >= s.size() || s[p] != ',') return 0;
   *level = lv;
   *module = mod;
-  *pid = v;
+  *pid = negative ? -v : v;
   return p + 1;
 }
 

@@ -176,7 +176,10 @@ class FileParser {
         // EVENT records are progress notes except the device OS's fault events ("[TsdEVENT] Event
         // id=0x8c17a005."): only those are searched; a pattern scan of every EVENT record would
         // cost as much as reading them.
-        if (r.level == Level::kEvent && r.content.find("Event id=0x") != std::string_view::npos)
+        // So are the device side's EVENT records (a negative pid), which are few: the port status
+        // ("[EVENT] IMP(-2,IMP): ... rf_lf 1, pcs_err_cnt 5") names a faulty link.
+        if (r.level == Level::kEvent &&
+            (r.pid < 0 || r.content.find("Event id=0x") != std::string_view::npos))
           KbPatterns(r, loc, text);
         // HCCL's heartbeat traces its status changes at INFO ("[HCCL_TRACE]rank [..]: rank [..]
         // status[LOST] by rank [..]"): a cluster's root cause even when no ERROR line follows.
