@@ -34,8 +34,7 @@ bool Members(HcclComm comm, aclrtStream stream, uint32_t original, std::vector<i
   if (HcclGetRankSize(comm, &size) != HCCL_SUCCESS) return false;
   int32_t mine = static_cast<int32_t>(original);
   out->assign(size, -1);
-  return HcclAllGather(&mine, out->data(), 1, HCCL_DATA_TYPE_INT32, comm, stream) ==
-             HCCL_SUCCESS &&
+  return HcclAllGather(&mine, out->data(), 1, HCCL_DATA_TYPE_INT32, comm, stream) == HCCL_SUCCESS &&
          aclrtSynchronizeStream(stream) == ACL_SUCCESS;
 }
 
@@ -52,8 +51,9 @@ long Option(int argc, char** argv, const char* flag, const char* env, long fallb
 int main(int argc, char** argv) {
   uint32_t rank = 0, nranks = 1;
   if (!VigilLaunchRank(&rank, &nranks)) {
-    std::fprintf(stderr, "elastic_allreduce: start me with `vigil run -n N --keep-going -- "
-                         "elastic_allreduce`\n");
+    std::fprintf(stderr,
+                 "elastic_allreduce: start me with `vigil run -n N --keep-going -- "
+                 "elastic_allreduce`\n");
     return 2;
   }
   const long iters = Option(argc, argv, "--iters", "ELASTIC_ITERS", 10);
@@ -94,8 +94,8 @@ int main(int argc, char** argv) {
       for (int32_t m : members) want += static_cast<float>((m + 1) * (it + 1));
       for (uint64_t i = 0; i < count; ++i) {
         if (out[i] != want) {
-          std::fprintf(stderr, "rank %u: iteration %ld: sum %g, expected %g\n", rank, it,
-                       out[i], want);
+          std::fprintf(stderr, "rank %u: iteration %ld: sum %g, expected %g\n", rank, it, out[i],
+                       want);
           return 1;
         }
       }

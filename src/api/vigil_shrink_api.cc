@@ -46,11 +46,12 @@ bool Drain(const vigil::comm::Communicator& c, std::chrono::seconds bound) {
 // The agreement failed: HCCL_E_PARA, one ERROR line, and EI0005 on screen naming the views.
 HcclResult AgreementFailed(const vigil::comm::Communicator& c,
                            const vigil::dfx::AgreementOutcome& out) {
-  HCCL_ERROR("[Shrink][InvalidArgument][{}]communicator[{}] rank[{}] round[{}]: the survivors did "
-             "not agree on the ranks to exclude, no communicator was built: {}; views heard: "
-             "{}; after {} ms, return HCCL_E_PARA",
-             kApi, c.identifier(), c.rank(), out.round, out.error,
-             vigil::dfx::ViewsText(out.views), out.elapsed.count());
+  HCCL_ERROR(
+      "[Shrink][InvalidArgument][{}]communicator[{}] rank[{}] round[{}]: the survivors did "
+      "not agree on the ranks to exclude, no communicator was built: {}; views heard: "
+      "{}; after {} ms, return HCCL_E_PARA",
+      kApi, c.identifier(), c.rank(), out.round, out.error, vigil::dfx::ViewsText(out.views),
+      out.elapsed.count());
   std::string local, remote;
   for (const vigil::dfx::ShrinkView& v : out.views) {
     std::string& to = v.rank == c.rank() ? local : remote;
@@ -110,34 +111,36 @@ HcclResult VigilCommShrink(HcclComm comm, const uint32_t* excludeRanks, uint32_t
   }
   auto& heartbeat = vigil::dfx::Heartbeat::Instance();
   if (!heartbeat.enabled()) {
-    return ArgError(kApi, HCCL_E_NOT_SUPPORT,
-                    "the survivors agree over the cluster heartbeat's listeners, and the "
-                    "heartbeat is off (VIGIL_HEARTBEAT=0 or HCCL_DFS_CONFIG cluster_heartbeat:off)");
+    return ArgError(
+        kApi, HCCL_E_NOT_SUPPORT,
+        "the survivors agree over the cluster heartbeat's listeners, and the "
+        "heartbeat is off (VIGIL_HEARTBEAT=0 or HCCL_DFS_CONFIG cluster_heartbeat:off)");
   }
   const bool from_view = excludeRanks == nullptr;
   const bool abort_first = (flags & VIGIL_SHRINK_ABORT) != 0;
-  HCCL_RUN_INFO("[HCCL_TRACE]{}:communicator[{}], rank[{}], rankSize[{}], excludeRanks{} ({}), "
-                "flags[{}], ops in flight[{}]",
-                kApi, old->identifier(), old->rank(), old->size(),
-                from_view ? std::string("[heartbeat view]") : vigil::dfx::RankSetText(given),
-                from_view ? "NULL: the ranks the heartbeat knows lost" : "given",
-                abort_first ? "VIGIL_SHRINK_ABORT" : "VIGIL_SHRINK_DEFAULT", old->in_flight());
+  HCCL_RUN_INFO(
+      "[HCCL_TRACE]{}:communicator[{}], rank[{}], rankSize[{}], excludeRanks{} ({}), "
+      "flags[{}], ops in flight[{}]",
+      kApi, old->identifier(), old->rank(), old->size(),
+      from_view ? std::string("[heartbeat view]") : vigil::dfx::RankSetText(given),
+      from_view ? "NULL: the ranks the heartbeat knows lost" : "given",
+      abort_first ? "VIGIL_SHRINK_ABORT" : "VIGIL_SHRINK_DEFAULT", old->in_flight());
 
   // The old communicator's ops in flight end first: aborted, or waited for.
   const vigil::EnvConfig& env = vigil::Env();
   if (abort_first) {
     if (!old->aborted()) {
-      HCCL_RUN_INFO("[Shrink]communicator[{}] rank[{}]: VIGIL_SHRINK_ABORT aborts its {} op(s) "
-                    "in flight (HCCL_E_AGAIN)",
-                    old->identifier(), old->rank(), old->in_flight());
+      HCCL_RUN_INFO(
+          "[Shrink]communicator[{}] rank[{}]: VIGIL_SHRINK_ABORT aborts its {} op(s) "
+          "in flight (HCCL_E_AGAIN)",
+          old->identifier(), old->rank(), old->in_flight());
     }
     old->Abort(HCCL_E_AGAIN);
   }
   const std::chrono::seconds drain_bound =
-      abort_first ? std::chrono::seconds(kAbortDrain)
-      : old->options().exec_timeout_s > 0
-          ? std::chrono::seconds(old->options().exec_timeout_s + 5)
-          : std::chrono::seconds(env.connect_timeout_s);
+      abort_first                         ? std::chrono::seconds(kAbortDrain)
+      : old->options().exec_timeout_s > 0 ? std::chrono::seconds(old->options().exec_timeout_s + 5)
+                                          : std::chrono::seconds(env.connect_timeout_s);
   if (!Drain(*old, drain_bound)) {
     return ArgError(kApi, HCCL_E_TIMEOUT,
                     fmt::format("{} op(s) of communicator[{}] were still in flight after {} s; "
@@ -161,11 +164,11 @@ HcclResult VigilCommShrink(HcclComm comm, const uint32_t* excludeRanks, uint32_t
   in.timeout = std::chrono::seconds(env.connect_timeout_s);
   const vigil::dfx::AgreementOutcome agreed = vigil::dfx::Agree(in);
   if (!agreed.ok) return AgreementFailed(*old, agreed);
-  HCCL_RUN_INFO("[Shrink]communicator[{}] rank[{}] round[{}]: survivors agree to exclude ranks{}, "
-                "coordinator rank[{}]{}, agreement took [{}]ms",
-                old->identifier(), old->rank(), agreed.round,
-                vigil::dfx::RankSetText(agreed.excluded), agreed.coordinator,
-                agreed.coordinated ? " (this rank)" : "", agreed.elapsed.count());
+  HCCL_RUN_INFO(
+      "[Shrink]communicator[{}] rank[{}] round[{}]: survivors agree to exclude ranks{}, "
+      "coordinator rank[{}]{}, agreement took [{}]ms",
+      old->identifier(), old->rank(), agreed.round, vigil::dfx::RankSetText(agreed.excluded),
+      agreed.coordinator, agreed.coordinated ? " (this rank)" : "", agreed.elapsed.count());
 
   // The survivors in their old order.
   std::vector<uint32_t> survivors;
@@ -192,23 +195,25 @@ HcclResult VigilCommShrink(HcclComm comm, const uint32_t* excludeRanks, uint32_t
       kApi, static_cast<uint32_t>(survivors.size()), root, new_rank, config, &made,
       old->ranks()[old->rank()].host_ip, "", &old->options());
   if (rc != HCCL_SUCCESS) {
-    HCCL_ERROR("[Shrink][{}]communicator[{}] rank[{}]: the survivors agreed to exclude ranks{} "
-               "but the new communicator of {} ranks could not be built (see the lines above), "
-               "return {}",
-               kApi, old->identifier(), old->rank(), vigil::dfx::RankSetText(agreed.excluded),
-               survivors.size(), vigil::api::ResultName(rc));
+    HCCL_ERROR(
+        "[Shrink][{}]communicator[{}] rank[{}]: the survivors agreed to exclude ranks{} "
+        "but the new communicator of {} ranks could not be built (see the lines above), "
+        "return {}",
+        kApi, old->identifier(), old->rank(), vigil::dfx::RankSetText(agreed.excluded),
+        survivors.size(), vigil::api::ResultName(rc));
     return rc;
   }
   auto created = vigil::api::LookupComm(made);
   const Millis took = Since(start);
   // The line vigil diagnose reads (data/formats): both identifiers, sizes, ranks, the excluded
   // ranks and the time it took.
-  HCCL_RUN_INFO("[Shrink]communicator[{}] rankSize[{}] shrunk to communicator[{}] rankSize[{}] "
-                "by rank[{}] (new rank[{}]): excluded ranks{}, coordinator rank[{}], "
-                "agreement[{}]ms, total[{}]ms",
-                old->identifier(), old->size(), created->identifier(), created->size(),
-                old->rank(), new_rank, vigil::dfx::RankSetText(agreed.excluded),
-                agreed.coordinator, agreed.elapsed.count(), took.count());
+  HCCL_RUN_INFO(
+      "[Shrink]communicator[{}] rankSize[{}] shrunk to communicator[{}] rankSize[{}] "
+      "by rank[{}] (new rank[{}]): excluded ranks{}, coordinator rank[{}], "
+      "agreement[{}]ms, total[{}]ms",
+      old->identifier(), old->size(), created->identifier(), created->size(), old->rank(), new_rank,
+      vigil::dfx::RankSetText(agreed.excluded), agreed.coordinator, agreed.elapsed.count(),
+      took.count());
   vigil::dfx::Heartbeat::ShrinkNote note;
   note.from = old->identifier();
   note.to = created->identifier();

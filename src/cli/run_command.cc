@@ -472,8 +472,9 @@ int Run(const RunOptions& o) {
     int own = 0;
     bool finished = false;
     for (uint32_t r = 0; r < nranks; ++r) {
-      if (WIFEXITED(status[r]) && WEXITSTATUS(status[r]) != 0 && own == 0) own = WEXITSTATUS(status[r]);
-      finished = finished || (WIFEXITED(status[r]) && WEXITSTATUS(status[r]) == 0);
+      const int code = WIFEXITED(status[r]) ? WEXITSTATUS(status[r]) : -1;
+      if (code > 0 && own == 0) own = code;
+      finished = finished || code == 0;
     }
     exit_code = own != 0 ? own : finished ? 0 : exit_code;
   }

@@ -47,12 +47,12 @@ struct Msg {
   uint32_t round = 0;
   uint32_t from = 0;
   uint32_t to = 0;
-  uint32_t seq = 0;             // proposals: the sender's latest wins
-  bool from_view = false;       // proposals
-  std::set<uint32_t> exclude;   // proposals: E; decisions: the agreed set
-  bool ok = false;              // decisions
-  std::string root;             // decisions: HcclRootInfo bytes when agreed
-  std::string error;            // decisions: why not
+  uint32_t seq = 0;               // proposals: the sender's latest wins
+  bool from_view = false;         // proposals
+  std::set<uint32_t> exclude;     // proposals: E; decisions: the agreed set
+  bool ok = false;                // decisions
+  std::string root;               // decisions: HcclRootInfo bytes when agreed
+  std::string error;              // decisions: why not
   std::vector<ShrinkView> views;  // decisions: what the decider heard
 };
 
@@ -211,15 +211,14 @@ bool SendTo(const std::string& endpoint, const std::vector<uint8_t>& frame, std:
   (void)setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
   const auto deadline = SteadyClock::now() + kSendTimeout;
   auto wait = [&](short events) {
-    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline -
-                                                                            SteadyClock::now());
+    const auto left =
+        std::chrono::duration_cast<std::chrono::milliseconds>(deadline - SteadyClock::now());
     if (left.count() <= 0) return false;
     pollfd p{fd, events, 0};
     return poll(&p, 1, static_cast<int>(left.count())) == 1;
   };
   bool sent = false;
-  if (connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) != 0 &&
-      errno != EINPROGRESS) {
+  if (connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) != 0 && errno != EINPROGRESS) {
     *why = fmt::format("connect: {}", std::strerror(errno));
   } else if (!wait(POLLOUT)) {
     *why = "connect: no answer";
@@ -258,7 +257,9 @@ uint32_t CoordinatorOf(const std::set<uint32_t>& exclude, uint32_t size) {
   return size;
 }
 
-const char* HowText(bool from_view) { return from_view ? "heartbeat view" : "given"; }
+const char* HowText(bool from_view) {
+  return from_view ? "heartbeat view" : "given";
+}
 
 class Round {
  public:
@@ -289,10 +290,11 @@ class Round {
     for (uint32_t r = 0; r <= c && r < in_.size; ++r) {
       if (r != in_.rank) to.push_back(r);
     }
-    HCCL_RUN_INFO("[Shrink]communicator[{}] rank[{}] round[{}]: proposes to exclude ranks{} ({}), "
-                  "coordinator rank[{}], sent to ranks[{}]",
-                  in_.identifier, in_.rank, out_.round, RankSetText(mine_), HowText(in_.from_view),
-                  c, fmt::join(to, ","));
+    HCCL_RUN_INFO(
+        "[Shrink]communicator[{}] rank[{}] round[{}]: proposes to exclude ranks{} ({}), "
+        "coordinator rank[{}], sent to ranks[{}]",
+        in_.identifier, in_.rank, out_.round, RankSetText(mine_), HowText(in_.from_view), c,
+        fmt::join(to, ","));
     for (uint32_t r : to) Send(r, m);
   }
   std::vector<ShrinkView> Views() const {
@@ -347,14 +349,16 @@ std::optional<AgreementOutcome> Round::Coordinate(SteadyClock::time_point now, b
     HcclRootInfo root{};
     bootstrap::RootInfo made;
     if (bootstrap::CreateRootInfo(&root, &made) != HCCL_SUCCESS) {
-      return FailAll(fmt::format("coordinator rank[{}] could not make the new communicator's root "
-                                 "info (see its log)",
-                                 in_.rank));
+      return FailAll(
+          fmt::format("coordinator rank[{}] could not make the new communicator's root "
+                      "info (see its log)",
+                      in_.rank));
     }
-    HCCL_RUN_INFO("[Shrink]communicator[{}] rank[{}] round[{}]: coordinator; every survivor "
-                  "agrees to exclude ranks{}; new root info host ip[{}] port[{}] identifier[{}]",
-                  in_.identifier, in_.rank, out_.round, RankSetText(mine_), made.host_ip,
-                  made.port, made.identifier);
+    HCCL_RUN_INFO(
+        "[Shrink]communicator[{}] rank[{}] round[{}]: coordinator; every survivor "
+        "agrees to exclude ranks{}; new root info host ip[{}] port[{}] identifier[{}]",
+        in_.identifier, in_.rank, out_.round, RankSetText(mine_), made.host_ip, made.port,
+        made.identifier);
     Msg m;
     m.kind = Kind::kDecide;
     m.ok = true;
@@ -376,9 +380,10 @@ std::optional<AgreementOutcome> Round::Coordinate(SteadyClock::time_point now, b
         "no agreement within {} s (HCCL_CONNECT_TIMEOUT) at coordinator rank[{}]",
         std::chrono::duration_cast<std::chrono::seconds>(in_.timeout).count(), in_.rank);
     if (!pending.empty()) {
-      why += fmt::format(": ranks[{}] never called VigilCommShrink (they are not in the exclude "
-                         "set{} of rank[{}])",
-                         fmt::join(pending, ","), RankSetText(mine_), in_.rank);
+      why += fmt::format(
+          ": ranks[{}] never called VigilCommShrink (they are not in the exclude "
+          "set{} of rank[{}])",
+          fmt::join(pending, ","), RankSetText(mine_), in_.rank);
     }
     if (differs) why += "; the views differ: " + ViewsText(Views());
     return FailAll(why);
@@ -415,9 +420,10 @@ AgreementOutcome Round::Run() {
       }
       out_.coordinator = m.from;
       if (!m.ok) {
-        HCCL_RUN_WARNING("[Shrink]communicator[{}] rank[{}] round[{}]: rank[{}] ended the "
-                         "agreement: {}",
-                         in_.identifier, in_.rank, out_.round, m.from, m.error);
+        HCCL_RUN_WARNING(
+            "[Shrink]communicator[{}] rank[{}] round[{}]: rank[{}] ended the "
+            "agreement: {}",
+            in_.identifier, in_.rank, out_.round, m.from, m.error);
         std::vector<ShrinkView> views = m.views;
         if (std::none_of(views.begin(), views.end(),
                          [&](const ShrinkView& v) { return v.rank == in_.rank; })) {
@@ -433,11 +439,11 @@ AgreementOutcome Round::Run() {
       std::memcpy(&out_.root, m.root.data(), sizeof(HcclRootInfo));
       out_.views = Views();
       if (m.exclude != mine_) {
-        HCCL_RUN_WARNING("[Shrink]communicator[{}] rank[{}] round[{}]: agreed set{} differs from "
-                         "this rank's view{} that changed since it proposed; the new communicator "
-                         "follows the agreement",
-                         in_.identifier, in_.rank, out_.round, RankSetText(m.exclude),
-                         RankSetText(mine_));
+        HCCL_RUN_WARNING(
+            "[Shrink]communicator[{}] rank[{}] round[{}]: agreed set{} differs from "
+            "this rank's view{} that changed since it proposed; the new communicator "
+            "follows the agreement",
+            in_.identifier, in_.rank, out_.round, RankSetText(m.exclude), RankSetText(mine_));
       }
       return out_;
     }
@@ -455,9 +461,10 @@ AgreementOutcome Round::Run() {
     } else {
       for (uint32_t r : lost) {
         if (mine_.count(r) == 0 && r != in_.rank) {
-          return FailAll(fmt::format("rank[{}], not in excludeRanks{}, was lost during the "
-                                     "agreement; call VigilCommShrink again excluding it",
-                                     r, RankSetText(mine_)));
+          return FailAll(
+              fmt::format("rank[{}], not in excludeRanks{}, was lost during the "
+                          "agreement; call VigilCommShrink again excluding it",
+                          r, RankSetText(mine_)));
         }
       }
     }
@@ -477,13 +484,13 @@ AgreementOutcome Round::Run() {
     if (CoordinatorOf(mine_, in_.size) == in_.rank) {
       if (auto done = Coordinate(t, differs)) return *done;
     } else if (t - start_ >= in_.timeout + kDecisionGrace) {
-      return Fail(fmt::format("no decision from coordinator rank[{}] within {} s: it did not call "
-                              "VigilCommShrink, or it failed (see its log)",
-                              CoordinatorOf(mine_, in_.size),
-                              std::chrono::duration_cast<std::chrono::seconds>(
-                                  in_.timeout + kDecisionGrace)
-                                  .count()),
-                  Views());
+      return Fail(
+          fmt::format("no decision from coordinator rank[{}] within {} s: it did not call "
+                      "VigilCommShrink, or it failed (see its log)",
+                      CoordinatorOf(mine_, in_.size),
+                      std::chrono::duration_cast<std::chrono::seconds>(in_.timeout + kDecisionGrace)
+                          .count()),
+          Views());
     }
   }
 }
@@ -497,8 +504,8 @@ std::string RankSetText(const std::set<uint32_t>& ranks) {
 std::string ViewsText(const std::vector<ShrinkView>& views) {
   std::vector<std::string> parts;
   for (const ShrinkView& v : views) {
-    parts.push_back(
-        fmt::format("rank {} excludes {} ({})", v.rank, RankSetText(v.exclude), HowText(v.from_view)));
+    parts.push_back(fmt::format("rank {} excludes {} ({})", v.rank, RankSetText(v.exclude),
+                                HowText(v.from_view)));
   }
   return fmt::format("{}", fmt::join(parts, ", "));
 }

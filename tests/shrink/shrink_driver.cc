@@ -115,16 +115,26 @@ int main(int argc, char** argv) {
   for (int i = 1; i + 1 < argc; i += 2) {
     const std::string k = argv[i];
     const char* v = argv[i + 1];
-    if (k == "--out") out_dir = v;
-    else if (k == "--mode") mode = v;
-    else if (k == "--victim") victim = std::atoll(v);
-    else if (k == "--victim2") victim2 = std::atoll(v);
-    else if (k == "--iters") iters = std::atoi(v);
-    else if (k == "--kill-at") kill_at = std::atoi(v);
-    else if (k == "--kill2-at") kill2_at = std::atoi(v);
-    else if (k == "--count") count = std::strtoull(v, nullptr, 10);
-    else if (k == "--abort") abort_flag = std::atoi(v) != 0;
-    else if (k == "--hold") hold = std::atoi(v) != 0;
+    if (k == "--out")
+      out_dir = v;
+    else if (k == "--mode")
+      mode = v;
+    else if (k == "--victim")
+      victim = std::atoll(v);
+    else if (k == "--victim2")
+      victim2 = std::atoll(v);
+    else if (k == "--iters")
+      iters = std::atoi(v);
+    else if (k == "--kill-at")
+      kill_at = std::atoi(v);
+    else if (k == "--kill2-at")
+      kill2_at = std::atoi(v);
+    else if (k == "--count")
+      count = std::strtoull(v, nullptr, 10);
+    else if (k == "--abort")
+      abort_flag = std::atoi(v) != 0;
+    else if (k == "--hold")
+      hold = std::atoi(v) != 0;
   }
   uint32_t n = 0;
   Rank r;
@@ -190,8 +200,8 @@ int main(int argc, char** argv) {
   };
 
   for (it = 0; it < iters && !stopped; ++it) {
-    if (is_victim && it == kill_at && (mode == "kill" || mode == "kill2" || mode == "disagree" ||
-                                       mode == "silent")) {
+    if (is_victim && it == kill_at &&
+        (mode == "kill" || mode == "kill2" || mode == "disagree" || mode == "silent")) {
       die();
     }
     if (is_victim2 && mode == "kill2" && it == kill2_at) die();
@@ -259,10 +269,9 @@ int main(int argc, char** argv) {
   const bool ok = it >= iters && bad == 0 && shrink_rc == HCCL_SUCCESS && !stopped;
   WriteFile(out_dir + "/result-" + std::to_string(r.orig),
             "rank=" + std::to_string(r.orig) + " ok=" + (ok ? "1" : "0") +
-                " iters=" + std::to_string(it) + " bad=" + std::to_string(bad) +
-                " shrinks=" + std::to_string(shrinks) + " size=" +
-                std::to_string(r.members.size()) + " members=" + members +
-                " shrink_rc=" + std::to_string(shrink_rc) +
+                " iters=" + std::to_string(it) + " bad=" + std::to_string(bad) + " shrinks=" +
+                std::to_string(shrinks) + " size=" + std::to_string(r.members.size()) +
+                " members=" + members + " shrink_rc=" + std::to_string(shrink_rc) +
                 " first_ok_us=" + std::to_string(first_ok_us));
   if (hold && ok) {
     WriteFile(out_dir + "/held-" + std::to_string(r.orig), "held");

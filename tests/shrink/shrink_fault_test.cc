@@ -10,7 +10,6 @@
 // The time from the kill to the first op on the shrunk communicator is printed, never asserted.
 #include <fcntl.h>
 #include <gtest/gtest.h>
-#include <nlohmann/json.hpp>
 #include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -21,6 +20,7 @@
 #include <fstream>
 #include <functional>
 #include <map>
+#include <nlohmann/json.hpp>
 #include <regex>
 #include <set>
 #include <sstream>
@@ -90,8 +90,9 @@ Outcome RunJob(const std::string& name, const Job& job) {
   fs::remove_all(o.dir);
   fs::create_directories(o.dir);
   const fs::path logs = o.dir / "logs";
-  std::vector<std::string> args = {VIGIL_BIN, "run", "-n", std::to_string(job.n), "--log-dir",
-                                   logs.string(), "--timeout", std::to_string(job.timeout_s)};
+  std::vector<std::string> args = {
+      VIGIL_BIN,   "run",         "-n",        std::to_string(job.n),
+      "--log-dir", logs.string(), "--timeout", std::to_string(job.timeout_s)};
   if (job.keep_going) args.push_back("--keep-going");
   args.insert(args.end(), {"--", job.program, "--out", o.dir.string()});
   args.insert(args.end(), job.args.begin(), job.args.end());
@@ -130,7 +131,8 @@ Outcome RunJob(const std::string& name, const Job& job) {
   if (o.launcher.find("--timeout") != std::string::npos) o.timed_out = true;
   static const std::regex kKey(
       R"(LocalRank Key Info: userRank\[(\d+)\], hostIp\[([^\]]*)\], devicePhyId\[(\d+)\], pid\[(\d+)\])");
-  static const std::regex kComm(R"(Communicator Key Info: identifier\[([^\]]*)\], rankSize\[(\d+)\])");
+  static const std::regex kComm(
+      R"(Communicator Key Info: identifier\[([^\]]*)\], rankSize\[(\d+)\])");
   std::map<int, std::string> first_comm_of_pid;
   std::error_code ec;
   for (const auto& f : fs::directory_iterator(logs / "run" / "plog", ec)) {
@@ -142,8 +144,7 @@ Outcome RunJob(const std::string& name, const Job& job) {
       ro.uid = m[2].str() + "/" + m[3].str();
       ro.pid = std::stoi(m[4]);
     }
-    if (o.identifier.empty() && std::regex_search(text, m, kComm) &&
-        std::stoi(m[2]) == job.n) {
+    if (o.identifier.empty() && std::regex_search(text, m, kComm) && std::stoi(m[2]) == job.n) {
       o.identifier = m[1];
     }
   }
@@ -193,8 +194,7 @@ std::vector<ShrinkLine> ShrinkLines(const RankOut& ro) {
   static const std::regex kLine(
       R"(\[Shrink\]communicator\[([^\]]+)\] rankSize\[(\d+)\] shrunk to communicator\[([^\]]+)\] rankSize\[(\d+)\] by rank\[(\d+)\] \(new rank\[(\d+)\]\): excluded ranks\[([0-9,]*)\])");
   std::vector<ShrinkLine> out;
-  for (std::sregex_iterator it(ro.run_log.begin(), ro.run_log.end(), kLine), end; it != end;
-       ++it) {
+  for (std::sregex_iterator it(ro.run_log.begin(), ro.run_log.end(), kLine), end; it != end; ++it) {
     out.push_back({(*it)[1], (*it)[3], std::stoi((*it)[2]), std::stoi((*it)[4]),
                    std::stoi((*it)[5]), std::stoi((*it)[6]), (*it)[7]});
   }
@@ -241,7 +241,7 @@ void ExpectShrunk(const Outcome& o, int n, const std::vector<int>& survivors,
     EXPECT_EQ(ro.at("members"), Join(survivors)) << "not the survivors in their old order";
     const std::vector<ShrinkLine> lines = ShrinkLines(ro);
     ASSERT_EQ(lines.size(), static_cast<size_t>(shrinks)) << ro.run_log.size() << "\n"
-                                                           << Describe(o);
+                                                          << Describe(o);
     EXPECT_EQ(lines[0].from, o.identifier);
     EXPECT_EQ(lines[0].from_size, n);
     EXPECT_EQ(lines[0].to_size, n - static_cast<int>(excluded_first.size()));
@@ -259,8 +259,8 @@ void RunKill(int n, int victim) {
   Job job;
   job.n = n;
   job.env = kEnv;
-  job.args = {"--mode", "kill", "--victim", std::to_string(victim), "--iters", "16",
-              "--kill-at", "4"};
+  job.args = {"--mode",  "kill", "--victim",  std::to_string(victim),
+              "--iters", "16",   "--kill-at", "4"};
   Outcome o = RunJob("kill" + std::to_string(n), job);
   DropIfPassed drop{o.dir};
   std::vector<int> survivors;
@@ -279,9 +279,15 @@ void RunKill(int n, int victim) {
   PrintRecovery(o, "kill 1 of " + std::to_string(n), "victim-time");
 }
 
-TEST(Shrink, KillOneOfFourSurvivorsShrinkAndContinue) { RunKill(4, 2); }
-TEST(Shrink, KillOneOfEightSurvivorsShrinkAndContinue) { RunKill(8, 5); }
-TEST(Shrink, KillRankZeroTheNextLowestCoordinates) { RunKill(4, 0); }
+TEST(Shrink, KillOneOfFourSurvivorsShrinkAndContinue) {
+  RunKill(4, 2);
+}
+TEST(Shrink, KillOneOfEightSurvivorsShrinkAndContinue) {
+  RunKill(8, 5);
+}
+TEST(Shrink, KillRankZeroTheNextLowestCoordinates) {
+  RunKill(4, 0);
+}
 
 // ---- a second death after the first shrink --------------------------------------------------
 
@@ -289,8 +295,8 @@ TEST(Shrink, SecondDeathShrinksAgain) {
   Job job;
   job.n = 4;
   job.env = kEnv;
-  job.args = {"--mode", "kill2", "--victim", "1", "--victim2", "3", "--iters", "16", "--kill-at",
-              "3", "--kill2-at", "9"};
+  job.args = {"--mode",  "kill2", "--victim",  "1", "--victim2",  "3",
+              "--iters", "16",    "--kill-at", "3", "--kill2-at", "9"};
   Outcome o = RunJob("kill2", job);
   DropIfPassed drop{o.dir};
   ExpectShrunk(o, 4, {0, 2}, {1}, 2);
@@ -342,8 +348,8 @@ TEST(Shrink, SurvivorThatNeverCallsFailsTheOthersAtTheBound) {
   job.n = 4;
   job.env = kEnv;
   job.env.push_back("HCCL_CONNECT_TIMEOUT=5");
-  job.args = {"--mode", "silent", "--victim", "3", "--victim2", "1", "--iters", "8",
-              "--kill-at", "2"};
+  job.args = {"--mode", "silent",  "--victim", "3",         "--victim2",
+              "1",      "--iters", "8",        "--kill-at", "2"};
   Outcome o = RunJob("silent", job);
   DropIfPassed drop{o.dir};
   ASSERT_FALSE(o.timed_out) << Describe(o);
@@ -376,8 +382,8 @@ TEST(Shrink, OpsInFlightAbortedByTheAbortFlag) {
   Job job;
   job.n = 4;
   job.env = kEnv;
-  job.args = {"--mode", "inflight", "--abort", "1", "--victim", "1", "--iters", "8",
-              "--kill-at", "3"};
+  job.args = {"--mode", "inflight", "--abort", "1",         "--victim",
+              "1",      "--iters",  "8",       "--kill-at", "3"};
   Outcome o = RunJob("inflight_abort", job);
   DropIfPassed drop{o.dir};
   ExpectShrunk(o, 4, {0, 2, 3}, {1}, 1);
@@ -393,8 +399,8 @@ TEST(Shrink, OpsInFlightWaitedForWithoutTheAbortFlag) {
   Job job;
   job.n = 4;
   job.env = kEnv;
-  job.args = {"--mode", "inflight", "--abort", "0", "--victim", "2", "--iters", "8",
-              "--kill-at", "3"};
+  job.args = {"--mode", "inflight", "--abort", "0",         "--victim",
+              "2",      "--iters",  "8",       "--kill-at", "3"};
   Outcome o = RunJob("inflight_wait", job);
   DropIfPassed drop{o.dir};
   ExpectShrunk(o, 4, {0, 1, 3}, {2}, 1);
@@ -448,8 +454,8 @@ TEST(Shrink, HealthShowsTheShrinkAndThePreviousCommunicator) {
     for (int r : {0, 1, 3}) {
       if (!fs::exists(dir / ("held-" + std::to_string(r)))) return;
     }
-    const std::string cmd = std::string(VIGIL_BIN) + " health " + (dir / "logs").string() +
-                            " > " + (dir / "health.txt").string() + " 2>&1";
+    const std::string cmd = std::string(VIGIL_BIN) + " health " + (dir / "logs").string() + " > " +
+                            (dir / "health.txt").string() + " 2>&1";
     const int rc = std::system(cmd.c_str());
     health_rc = WIFEXITED(rc) ? WEXITSTATUS(rc) : 99;
     health = ReadFile(dir / "health.txt");
@@ -476,9 +482,8 @@ TEST(Shrink, HealthShowsTheShrinkAndThePreviousCommunicator) {
 
 // `vigil diagnose --json` on the job's logs.
 nlohmann::json Diagnose(const Outcome& o) {
-  const std::string cmd = std::string(VIGIL_BIN) + " diagnose --json " +
-                          (o.dir / "logs").string() + " > " + (o.dir / "diagnose.json").string() +
-                          " 2>/dev/null";
+  const std::string cmd = std::string(VIGIL_BIN) + " diagnose --json " + (o.dir / "logs").string() +
+                          " > " + (o.dir / "diagnose.json").string() + " 2>/dev/null";
   (void)std::system(cmd.c_str());
   return nlohmann::json::parse(ReadFile(o.dir / "diagnose.json"), nullptr, false);
 }
@@ -528,14 +533,28 @@ TEST(Shrink, DiagnoseNamesTheLostRankAndTheRecovery) {
   EXPECT_NE(rec[0].value("summary", "").find(o.ranks.at(2).uid + ") LOST at"), std::string::npos)
       << rec[0].value("summary", "");
   EXPECT_NE(d["verdict"].value("summary", "").find("Recovered afterwards"), std::string::npos);
+  // Each survivor's flight recorder keeps the shrink (a dump is written at once).
+  std::set<int> dumped;
+  std::error_code ec;
+  for (const auto& f : fs::directory_iterator(o.dir / "logs" / "run" / "flight", ec)) {
+    const nlohmann::json dump = nlohmann::json::parse(ReadFile(f.path()), nullptr, false);
+    if (dump.is_discarded()) continue;
+    for (const auto& sh : dump.value("shrinks", nlohmann::json::array())) {
+      if (sh.value("from", "") == o.identifier && sh.value("fromSize", 0) == 4 &&
+          sh.value("toSize", 0) == 3 && sh["excluded"] == nlohmann::json::array({2})) {
+        dumped.insert(sh.value("fromRank", -1));
+      }
+    }
+  }
+  EXPECT_EQ(dumped, (std::set<int>{0, 1, 3}));
 }
 
 TEST(Shrink, DiagnoseAfterTwoDeathsNamesTheFirstAndBothRecoveries) {
   Job job;
   job.n = 4;
   job.env = kEnv;
-  job.args = {"--mode", "kill2", "--victim", "1", "--victim2", "3", "--iters", "12",
-              "--kill-at", "3", "--kill2-at", "7"};
+  job.args = {"--mode",  "kill2", "--victim",  "1", "--victim2",  "3",
+              "--iters", "12",    "--kill-at", "3", "--kill2-at", "7"};
   Outcome o = RunJob("diagnose2", job);
   DropIfPassed drop{o.dir};
   ExpectShrunk(o, 4, {0, 2}, {1}, 2);

@@ -3,13 +3,13 @@
 // were left out and when they were lost (the heartbeat's events about them), from what size to
 // what size, and whether every survivor took part. It is reported beside the root cause, never as
 // it (ApplyRules places it right after the verdict).
-#include "diagnose/rules/rule_context.h"
-
 #include <fmt/format.h>
 
 #include <algorithm>
 #include <map>
 #include <set>
+
+#include "diagnose/rules/rule_context.h"
 
 namespace vigil::diagnose::rules {
 namespace {
@@ -31,8 +31,8 @@ const Event* LossOf(const Job& job, const std::string& uid) {
         e.crimer != uid || e.time == kNoTime) {
       continue;
     }
-    const bool lost = e.status.find("LOST") != std::string::npos ||
-                      e.status.find("Lost") != std::string::npos;
+    const bool lost =
+        e.status.find("LOST") != std::string::npos || e.status.find("Lost") != std::string::npos;
     const bool best_lost = best != nullptr && (best->status.find("LOST") != std::string::npos ||
                                                best->status.find("Lost") != std::string::npos);
     if (best == nullptr || (lost && !best_lost) || (lost == best_lost && e.time < best->time)) {
@@ -104,20 +104,20 @@ void RuleShrink(Ctx* cx) {
         missing.empty() ? fmt::format("every survivor (ranks {})", RankList(survivors))
                         : fmt::format("ranks {} of the survivors {}; ranks {} logged no shrink",
                                       RankList(by), RankList(survivors), RankList(missing));
-    f.title = fmt::format("Recovered: communicator {} shrunk from {} to {} ranks by {} (excluded "
-                          "rank{} {})",
-                          s.from, s.from_size, to_size,
-                          missing.empty() ? "every survivor"
-                                          : fmt::format("{} of {} survivors", by.size(),
-                                                        survivors.size()),
-                          excluded.size() == 1 ? "" : "s", RankList(s.excluded));
+    f.title = fmt::format(
+        "Recovered: communicator {} shrunk from {} to {} ranks by {} (excluded "
+        "rank{} {})",
+        s.from, s.from_size, to_size,
+        missing.empty() ? "every survivor"
+                        : fmt::format("{} of {} survivors", by.size(), survivors.size()),
+        excluded.size() == 1 ? "" : "s", RankList(s.excluded));
     f.summary = fmt::format(
         "{}. The survivors agreed to exclude {} and {} built communicator {} of {} ranks{}{}; the "
         "job went on.",
         lost, excluded.size() == 1 ? "it" : "them", who, s.to, to_size,
-        s.slowest_ms >= 0 ? fmt::format(" (slowest survivor: {} ms in VigilCommShrink)",
-                                        s.slowest_ms)
-                          : std::string(),
+        s.slowest_ms >= 0
+            ? fmt::format(" (slowest survivor: {} ms in VigilCommShrink)", s.slowest_ms)
+            : std::string(),
         first_loss != kNoTime && s.first != kNoTime
             ? fmt::format(", {} after the loss", FormatDuration(s.first - first_loss))
             : std::string());
