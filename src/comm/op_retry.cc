@@ -56,6 +56,24 @@ bool Communicator::HoldLinkErrorForRetry(const transport::LinkError& error) {
   std::lock_guard<std::mutex> lock(retry_.mu);
   if (retry_.report_now) return false;
   retry_.held.push_back(error);
+  // A link of an epoch a retry has left already: that retry covers it.
+  if (error.epoch < transport_->epoch()) return true;
+  // The op may not be waiting on this link (its transfers on it done, or not begun): ask this
+  // rank's own op to give its attempt up, as a peer's notice would (or the next op, when none
+  // runs).
+  transport::RetryNotice self;
+  self.epoch = transport_->epoch() + 1;
+  self.seq = retry_.running_seq != 0 ? retry_.running_seq : retry_.done_seq + 1;
+  self.origin = rank();
+  self.end_a = error.local.rank;
+  self.end_b = error.remote.rank;
+  self.from = rank();
+  if (!retry_.asked_valid || retry_.asked.seq != self.seq || retry_.asked.epoch < self.epoch) {
+    retry_.asked = self;
+    retry_.asked_valid = true;
+    retry_.asked_reason = error.reason;
+  }
+  if (retry_.running_seq != 0) retry_.interrupt.store(HCCL_E_AGAIN, std::memory_order_release);
   return true;
 }
 
@@ -71,8 +89,8 @@ void Communicator::ReportHeldLinkErrors() {
 
 transport::NoticeVerdict Communicator::OnRetryNotice(const transport::RetryNotice& n) {
   std::lock_guard<std::mutex> lock(retry_.mu);
-  if (n.epoch <= transport_->epoch()) return transport::NoticeVerdict::kAccept;
-  if (n.seq <= retry_.done_seq) {
+  const bool newer = n.epoch > transport_->epoch();
+  if (n.seq != 0 && n.seq <= retry_.done_seq) {
     // This rank has returned that op: the asker cannot run it again with it (HCCL's condition:
     // every rank stops at the same op). A rank returns an op only after its commit, when every
     // rank had the op's data, so an asker in its commit completes the op; one still moving
@@ -86,18 +104,22 @@ transport::NoticeVerdict Communicator::OnRetryNotice(const transport::RetryNotic
           "completed seq[{}]); its links follow to epoch[{}]",
           identifier(), rank(), n.seq, n.origin, n.end_a, n.end_b, retry_.done_seq, n.epoch);
     }
+    if (!newer) return transport::NoticeVerdict::kRefuse;  // its links are there already
     transport::RetryNotice follow = n;
     follow.seq = retry_.running_seq != 0 ? retry_.running_seq : retry_.done_seq + 1;
     if (!retry_.asked_valid || follow.epoch > retry_.asked.epoch) {
       retry_.asked = follow;
       retry_.asked_valid = true;
+      retry_.asked_reason.clear();
     }
     if (retry_.running_seq != 0) retry_.interrupt.store(HCCL_E_AGAIN, std::memory_order_release);
     return transport::NoticeVerdict::kRefuse;
   }
+  if (!newer) return transport::NoticeVerdict::kAccept;
   if (!retry_.asked_valid || n.epoch > retry_.asked.epoch) {
     retry_.asked = n;
     retry_.asked_valid = true;
+    retry_.asked_reason.clear();
   }
   if (retry_.running_seq != 0 && n.seq == retry_.running_seq) {
     retry_.interrupt.store(HCCL_E_AGAIN, std::memory_order_release);
@@ -229,7 +251,10 @@ Communicator::RetryStep Communicator::RetryAfterFailure(const OpDesc& op, const 
     origin = retry_.asked.origin;
     end_a = retry_.asked.end_a;
     end_b = retry_.asked.end_b;
-    cause = fmt::format("retry asked by rank[{}], notice from rank[{}]", origin, retry_.asked.from);
+    cause = origin == rank() && !retry_.asked_reason.empty()
+                ? retry_.asked_reason
+                : fmt::format("retry asked by rank[{}], notice from rank[{}]", origin,
+                              retry_.asked.from);
   }
   if (end_a > end_b) std::swap(end_a, end_b);  // every rank names the link alike
   if (retry_.attempts == 0) {

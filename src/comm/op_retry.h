@@ -53,13 +53,14 @@ struct OpRetryState {
   uint64_t done_seq = 0;         // the last collective completed
   transport::RetryNotice asked;  // the newest notice for the running or a later collective
   bool asked_valid = false;
+  std::string asked_reason;                // this rank's own link error, when it asked itself
   std::vector<transport::LinkError> held;  // link errors the heartbeat handed over
   uint64_t refused_seq = 0;                // a retry this rank refused (it completed that op)
   bool report_now = false;                 // the op gave up: link errors are reported, not held
 
   // Per op, on the op's thread only.
   bool committing = false;  // the op's commit (barrier) is running
-  uint32_t attempts = 0;  // re-executions so far
+  uint32_t attempts = 0;    // re-executions so far
   SteadyClock::time_point first_failure;
   WallClock::time_point first_failure_wall;
   uint32_t end_a = 0, end_b = 0;  // the link that failed first

@@ -68,6 +68,7 @@ struct LinkError {
   Endpoint remote;
   HcclResult code = HCCL_E_REMOTE;
   std::string reason;  // "connection reset by peer", "send timeout after 30s", ...
+  uint32_t epoch = 0;  // the link's epoch (op retry)
 };
 using LinkErrorObserver = std::function<void(const LinkError&)>;
 

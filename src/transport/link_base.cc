@@ -52,6 +52,7 @@ void LinkBase::Break(const std::string& reason, bool report) {
     e.remote = remote_;
     e.code = HCCL_E_REMOTE;
     e.reason = reason;
+    e.epoch = epoch_;
     reporter_(e);
   }
 }

@@ -204,9 +204,11 @@ void TransportImpl::HandleHello(Incoming& c, const Hello& h) {
     return;
   }
   const uint32_t epoch = epoch_.load();
-  if (h.kind == kNotice || (h.kind == kControl && h.notice.epoch > epoch)) {
-    // The peer retries an op: this rank's communicator must know before it answers.
-    if (h.notice.epoch > epoch && OnNotice(h.notice) == NoticeVerdict::kRefuse) {
+  const bool retrying = h.notice.epoch > epoch || h.notice.seq != 0;
+  if (h.kind == kNotice || (h.kind == kControl && retrying)) {
+    // The peer retries an op (seq: which): this rank's communicator must know before it
+    // answers, and refuses when it has completed that op already.
+    if (retrying && OnNotice(h.notice) == NoticeVerdict::kRefuse) {
       return Reject(c, HCCL_E_OPRETRY_FAIL,
                     fmt::format("rank[{}] can not retry op seq[{}]: it has completed it (or a "
                                 "later one)",
@@ -219,7 +221,8 @@ void TransportImpl::HandleHello(Incoming& c, const Hello& h) {
     HCCL_RUN_INFO("[OpRetry]rank[{}] rejected a link from rank[{}] of epoch[{}]: links are at "
                   "epoch[{}] now",
                   opt_.self.rank, h.src, h.notice.epoch, epoch);
-    return Reject(c, HCCL_E_PARA,
+    // HCCL_E_AGAIN: the dialer is behind a retry; it moves on to a newer epoch and dials again.
+    return Reject(c, HCCL_E_AGAIN,
                   fmt::format("stale link of epoch[{}] (now [{}])", h.notice.epoch, epoch), false);
   }
   if (h.kind == kQp) {

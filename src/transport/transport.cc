@@ -247,7 +247,7 @@ HcclResult TransportImpl::Connect(const std::vector<Endpoint>& peers, const std:
         continue;
       }
       if (rc != HCCL_E_TIMEOUT && rc != HCCL_E_TCP_CONNECT) {
-        if (rc != HCCL_E_MEMORY && rc != HCCL_E_OPRETRY_FAIL) {
+        if (rc != HCCL_E_MEMORY && rc != HCCL_E_OPRETRY_FAIL && rc != HCCL_E_AGAIN) {
           HCCL_ERROR("[InitChannelStage][Transport]Transport init error! createLink para: "
                      "rank[{}] remote rank[{}] ip[{}] port[{}], tag[{}]: {}",
                      opt_.self.rank, dial[i].rank, dial[i].host_ip, dial[i].port, tag, why);
