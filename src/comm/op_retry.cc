@@ -330,6 +330,9 @@ Communicator::RetryStep Communicator::RetryAfterFailure(const OpDesc& op, const 
       "op's start on links re-made at epoch[{}], holding up to HoldTime[{}]ms",
       identifier(), rank(), record.tag(), record.index, seq, retry_.attempts, retry_.cfg.max_cnt,
       end_a, end_b, cause, n.epoch, retry_.cfg.hold_ms);
+  // HCCL's own line for it (its op retry server's, opretry_server.cc), for its users' greps.
+  HCCL_RUN_INFO("[OpRetry][Server]begin to exec retry of tag[{}] from rank[{}] and rank[{}]",
+                record.tag(), end_a, end_b);
   RetryEvent begin;
   begin.kind = RetryEvent::Kind::kBegin;
   begin.attempt = retry_.attempts;

@@ -198,6 +198,10 @@ void ExpectRecovered(const Outcome& o, int n, int ops, int a, int b) {
     EXPECT_TRUE(Has(rk.run_log, {"[OpRetry]communicator[", "attempt[1/", link.c_str(),
                                  "retry from the op's start on links re-made at epoch["}))
         << rk.run_log.substr(0, 3000);
+    const std::string hccl_line = "[OpRetry][Server]begin to exec retry of tag[AllReduce_";
+    const std::string hccl_ends =
+        "] from rank[" + std::to_string(a) + "] and rank[" + std::to_string(b) + "]";
+    EXPECT_TRUE(Has(rk.run_log, {hccl_line.c_str(), hccl_ends.c_str()}));
     EXPECT_TRUE(Has(rk.run_log, {"[OpRetry]communicator[", "links re-made at epoch[",
                                  "re-executing op tag[AllReduce_"}));
     EXPECT_TRUE(Has(rk.run_log, {"[OpRetry]communicator[", "recovered by retry after [",
