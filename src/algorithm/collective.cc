@@ -131,9 +131,10 @@ void WarnOnce(const std::string& value, const char* why) {
                    why);
 }
 
-// The algorithm HCCL_ALGO forces for `op`, if any and if `allowed`.
-Algo ForcedFor(const char* op, std::initializer_list<Algo> allowed) {
-  const std::string& value = Env().algo;
+// The algorithm the spec in force (hcclAlgo, else HCCL_ALGO) forces for `op`, if any and if
+// `allowed`.
+Algo ForcedFor(const char* op, std::initializer_list<Algo> allowed, const std::string* spec) {
+  const std::string& value = AlgoSpec(spec);
   if (value.empty()) return Algo::kAuto;
   const Forced f = ParseHcclAlgo(value, op);
   if (f.bad) WarnOnce(value, "has values Vigil does not know");
@@ -187,9 +188,13 @@ bool ParseAlgoName(const std::string& name, Algo* out) {
   return true;
 }
 
-Algo ChooseAllReduce(uint32_t nranks, size_t bytes) {
+const std::string& AlgoSpec(const std::string* spec) {
+  return spec != nullptr && !spec->empty() ? *spec : Env().algo;
+}
+
+Algo ChooseAllReduce(uint32_t nranks, size_t bytes, const std::string* spec) {
   const Algo forced =
-      ForcedFor("allreduce", {Algo::kRing, Algo::kMesh, Algo::kHalvingDoubling, Algo::kStar});
+      ForcedFor("allreduce", {Algo::kRing, Algo::kMesh, Algo::kHalvingDoubling, Algo::kStar}, spec);
   if (forced != Algo::kAuto) return forced;
   if (nranks <= 1) return Algo::kRing;
   // One round (mesh_allreduce.cc) beats log2(p) dependent rounds while the message is tiny.
@@ -200,8 +205,8 @@ Algo ChooseAllReduce(uint32_t nranks, size_t bytes) {
   return Algo::kRing;
 }
 
-Algo ChooseAllGather(uint32_t nranks, size_t bytes) {
-  const Algo forced = ForcedFor("allgather", {Algo::kRing, Algo::kMesh, Algo::kHalvingDoubling});
+Algo ChooseAllGather(uint32_t nranks, size_t bytes, const std::string* spec) {
+  const Algo forced = ForcedFor("allgather", {Algo::kRing, Algo::kMesh, Algo::kHalvingDoubling}, spec);
   if (forced != Algo::kAuto) return Resolve(forced, IsPow2(nranks));
   if (nranks <= 1) return Algo::kRing;
   if (nranks <= kMeshMaxRanks) return Algo::kMesh;
@@ -209,23 +214,23 @@ Algo ChooseAllGather(uint32_t nranks, size_t bytes) {
   return Algo::kRing;
 }
 
-Algo ChooseReduceScatter(uint32_t nranks, size_t /*bytes*/) {
+Algo ChooseReduceScatter(uint32_t nranks, size_t /*bytes*/, const std::string* spec) {
   const Algo forced =
-      ForcedFor("reducescatter", {Algo::kRing, Algo::kMesh, Algo::kHalvingDoubling});
+      ForcedFor("reducescatter", {Algo::kRing, Algo::kMesh, Algo::kHalvingDoubling}, spec);
   if (forced != Algo::kAuto) return Resolve(forced, false);
   if (nranks <= 1) return Algo::kRing;
   if (nranks <= kMeshMaxRanks) return Algo::kMesh;
   return Algo::kRing;
 }
 
-Algo ChooseBroadcast(uint32_t /*nranks*/, size_t bytes) {
-  const Algo forced = ForcedFor("broadcast", {Algo::kRing, Algo::kHalvingDoubling});
+Algo ChooseBroadcast(uint32_t /*nranks*/, size_t bytes, const std::string* spec) {
+  const Algo forced = ForcedFor("broadcast", {Algo::kRing, Algo::kHalvingDoubling}, spec);
   if (forced != Algo::kAuto) return forced;
   return bytes <= detail::kTreeMaxBytes ? Algo::kHalvingDoubling : Algo::kRing;
 }
 
-Algo ChooseReduce(uint32_t /*nranks*/, size_t bytes) {
-  const Algo forced = ForcedFor("reduce", {Algo::kRing, Algo::kHalvingDoubling});
+Algo ChooseReduce(uint32_t /*nranks*/, size_t bytes, const std::string* spec) {
+  const Algo forced = ForcedFor("reduce", {Algo::kRing, Algo::kHalvingDoubling}, spec);
   if (forced != Algo::kAuto) return forced;
   return bytes <= detail::kTreeMaxBytes ? Algo::kHalvingDoubling : Algo::kRing;
 }
@@ -281,7 +286,7 @@ HcclResult AllReduce(Algo algo, Group& g, const void* send, void* recv, uint64_t
   const size_t bytes = count * c.esize();
   if ((hr = c.CheckUser(send, bytes, false)) != HCCL_SUCCESS) return hr;
   if ((hr = c.CheckUser(recv, bytes, true)) != HCCL_SUCCESS) return hr;
-  if (algo == Algo::kAuto) algo = ChooseAllReduce(g.size, bytes);
+  if (algo == Algo::kAuto) algo = ChooseAllReduce(g.size, bytes, g.algo_spec);
   const char* s = static_cast<const char*>(send);
   char* d = static_cast<char*>(recv);
   switch (algo) {
@@ -305,7 +310,7 @@ HcclResult ReduceScatter(Algo algo, Group& g, const void* send, void* recv, uint
   const size_t bytes = recv_count * c.esize();
   if ((hr = c.CheckUser(send, bytes * g.size, false)) != HCCL_SUCCESS) return hr;
   if ((hr = c.CheckUser(recv, bytes, true)) != HCCL_SUCCESS) return hr;
-  if (algo == Algo::kAuto) algo = ChooseReduceScatter(g.size, bytes * g.size);
+  if (algo == Algo::kAuto) algo = ChooseReduceScatter(g.size, bytes * g.size, g.algo_spec);
   const char* s = static_cast<const char*>(send);
   char* d = static_cast<char*>(recv);
   if (algo == Algo::kMesh) return MeshReduceScatter(c, s, d, recv_count);
@@ -323,7 +328,7 @@ HcclResult AllGather(Algo algo, Group& g, const void* send, void* recv, uint64_t
   const size_t bytes = send_count * c.esize();
   if ((hr = c.CheckUser(send, bytes, false)) != HCCL_SUCCESS) return hr;
   if ((hr = c.CheckUser(recv, bytes * g.size, true)) != HCCL_SUCCESS) return hr;
-  if (algo == Algo::kAuto) algo = ChooseAllGather(g.size, bytes * g.size);
+  if (algo == Algo::kAuto) algo = ChooseAllGather(g.size, bytes * g.size, g.algo_spec);
   algo = Resolve(algo, IsPow2(g.size));
   const char* s = static_cast<const char*>(send);
   char* d = static_cast<char*>(recv);
@@ -345,7 +350,7 @@ HcclResult Broadcast(Group& g, void* buf, uint64_t count, HcclDataType type, uin
   const size_t bytes = count * c.esize();
   if ((hr = c.CheckUser(buf, bytes, g.rank != root)) != HCCL_SUCCESS) return hr;
   char* b = static_cast<char*>(buf);
-  if (ChooseBroadcast(g.size, bytes) == Algo::kHalvingDoubling) {
+  if (ChooseBroadcast(g.size, bytes, g.algo_spec) == Algo::kHalvingDoubling) {
     return TreeBroadcast(c, b, count, root);
   }
   if (c.AllLinksShm()) return StarBroadcast(c, b, count, root);
@@ -367,7 +372,7 @@ HcclResult Reduce(Group& g, const void* send, void* recv, uint64_t count, HcclDa
   if (g.rank == root && (hr = c.CheckUser(recv, bytes, true)) != HCCL_SUCCESS) return hr;
   const char* s = static_cast<const char*>(send);
   char* d = static_cast<char*>(recv);
-  if (ChooseReduce(g.size, bytes) == Algo::kHalvingDoubling) {
+  if (ChooseReduce(g.size, bytes, g.algo_spec) == Algo::kHalvingDoubling) {
     return TreeReduce(c, s, d, count, root);
   }
   return ChainReduce(c, s, d, count, root);

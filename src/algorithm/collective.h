@@ -116,6 +116,8 @@ struct Group {
   // then (rt::DeviceMemory::Generation). The algorithm does not check them again, and its copies
   // and reductions, still guarded, look their ranges up only once the map has changed since.
   uint64_t ranges_checked_at = 0;
+  // The communicator's hcclAlgo (HcclCommConfig), in HCCL_ALGO's form; null or empty: HCCL_ALGO.
+  const std::string* algo_spec = nullptr;
 };
 
 struct Scratch {
@@ -148,11 +150,14 @@ struct AlgResult {
 // allgather=..." ...) forces an algorithm: the entry for this op if there is one, else the
 // op-less one; the first level that is not NA wins. NHR/NB/AHC map to H-D, pipeline to ring.
 // A value that names nothing known, or an algorithm the op lacks, means automatic (one warning).
-Algo ChooseAllReduce(uint32_t nranks, size_t bytes);
-Algo ChooseAllGather(uint32_t nranks, size_t bytes);
-Algo ChooseReduceScatter(uint32_t nranks, size_t bytes);
-Algo ChooseBroadcast(uint32_t nranks, size_t bytes);
-Algo ChooseReduce(uint32_t nranks, size_t bytes);
+// `spec`: a communicator's own value of that form (hcclAlgo); null or empty: HCCL_ALGO.
+Algo ChooseAllReduce(uint32_t nranks, size_t bytes, const std::string* spec = nullptr);
+Algo ChooseAllGather(uint32_t nranks, size_t bytes, const std::string* spec = nullptr);
+Algo ChooseReduceScatter(uint32_t nranks, size_t bytes, const std::string* spec = nullptr);
+Algo ChooseBroadcast(uint32_t nranks, size_t bytes, const std::string* spec = nullptr);
+Algo ChooseReduce(uint32_t nranks, size_t bytes, const std::string* spec = nullptr);
+// The HCCL_ALGO-form value in force: `spec` when it says something, else HCCL_ALGO.
+const std::string& AlgoSpec(const std::string* spec);
 
 // The operations, for PeersFor.
 enum class CollOp {

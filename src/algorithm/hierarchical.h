@@ -48,8 +48,9 @@ struct HierPlan {
 // run falls back to automatic with one warning. Automatic: level 0 ring; level 1 AllReduce H-D
 // for a power-of-two host count or blocks <= 64 KiB, else ring; ReduceScatter fullmesh up to 8
 // hosts, else ring; AllGather ring; Broadcast/Reduce tree ("H-D") up to 64 KiB, else chain
-// ("ring").
-bool ChooseHierarchical(CollOp op, const HostLayout& layout, size_t bytes, HierPlan* plan);
+// ("ring"). `algo_spec`: the communicator's hcclAlgo in HCCL_ALGO's form; null or empty: HCCL_ALGO.
+bool ChooseHierarchical(CollOp op, const HostLayout& layout, size_t bytes, HierPlan* plan,
+                        const std::string* algo_spec = nullptr);
 // The ranks a hierarchical op of `rank` needs links to: its host, the same local index on the
 // other hosts, and its ring neighbours rank +- 1 (the communicator's op-consistency check).
 // Symmetric (r needs p exactly when p needs r), sorted, without `rank`.

@@ -51,6 +51,7 @@ Group SubGroup(const Group& g, const std::vector<uint32_t>& members, uint32_t in
   }
   s.wait = g.wait;
   s.tasks = g.tasks;
+  s.algo_spec = g.algo_spec;
   return s;
 }
 
@@ -95,6 +96,7 @@ struct Spec {
   bool levels = false;  // at least one "levelN:" entry
   std::string name[3];  // per level, lower-case; "" or "na" = automatic
   std::string bare;     // an entry without a level
+  std::string value;    // the whole value it was read from (for warnings)
 };
 
 Spec ParseSpec(const std::string& text) {
@@ -148,16 +150,18 @@ Spec SpecFor(const std::string& value, CollOp op) {
     name.erase(std::remove(name.begin(), name.end(), '_'), name.end());
     if (name == OpKey(op)) specific = ParseSpec(part.substr(eq + 1));
   }
-  return specific.present ? specific : generic;
+  Spec& chosen = specific.present ? specific : generic;
+  chosen.value = value;
+  return chosen;
 }
 
-void WarnOnce(const std::string& key, const std::string& what) {
+void WarnOnce(const Spec& spec, const std::string& key, const std::string& what) {
   static std::mutex mu;
   static std::set<std::string> warned;
   std::lock_guard<std::mutex> lock(mu);
-  if (!warned.insert(key).second) return;
-  HCCL_RUN_WARNING("[Algorithm] HCCL_ALGO [{}]: {}; that level is chosen automatically", Env().algo,
-                   what);
+  if (!warned.insert(spec.value + "#" + key).second) return;
+  HCCL_RUN_WARNING("[Algorithm] HCCL_ALGO [{}]: {}; that level is chosen automatically",
+                   spec.value, what);
 }
 
 // The level's algorithm from HCCL_ALGO when it is one of `allowed`, else kAuto.
@@ -166,11 +170,11 @@ Algo LevelAlgo(const Spec& spec, int level, CollOp op, std::initializer_list<Alg
   if (name.empty() || name == "na" || name == "auto") return Algo::kAuto;
   Algo a;
   if (!ParseAlgoName(name, &a)) {
-    WarnOnce(name, fmt::format("level{} algorithm [{}] is unknown", level, name));
+    WarnOnce(spec, name, fmt::format("level{} algorithm [{}] is unknown", level, name));
     return Algo::kAuto;
   }
   if (std::find(allowed.begin(), allowed.end(), a) == allowed.end()) {
-    WarnOnce(fmt::format("{}#{}#{}", OpKey(op), level, name),
+    WarnOnce(spec, fmt::format("{}#{}#{}", OpKey(op), level, name),
              fmt::format("{} has no hierarchical level{} [{}]", OpKey(op), level, name));
     return Algo::kAuto;
   }
@@ -186,12 +190,14 @@ constexpr uint32_t kMeshMaxHosts = 8;
 
 }  // namespace
 
-bool ChooseHierarchical(CollOp op, const HostLayout& layout, size_t bytes, HierPlan* plan) {
+bool ChooseHierarchical(CollOp op, const HostLayout& layout, size_t bytes, HierPlan* plan,
+                        const std::string* algo_spec) {
   if (!layout.Hierarchical()) return false;
   const char* key = OpKey(op);
   if (*key == '\0') return false;
   Spec spec;
-  if (!Env().algo.empty()) spec = SpecFor(Env().algo, op);
+  const std::string& value = AlgoSpec(algo_spec);
+  if (!value.empty()) spec = SpecFor(value, op);
   // A bare algorithm name forces that flat algorithm over all ranks (e.g. HCCL_ALGO=ring).
   if (spec.present && !spec.levels && !spec.bare.empty() && spec.bare != "na" &&
       spec.bare != "auto") {
@@ -227,12 +233,12 @@ bool ChooseHierarchical(CollOp op, const HostLayout& layout, size_t bytes, HierP
       break;
     case CollOp::kBroadcast:
       // The flat Broadcast picks tree or chain by size (and HCCL_ALGO): name what each level runs.
-      p.level0 = ChooseBroadcast(local, bytes);
-      p.level1 = ChooseBroadcast(hosts, bytes);
+      p.level0 = ChooseBroadcast(local, bytes, algo_spec);
+      p.level1 = ChooseBroadcast(hosts, bytes, algo_spec);
       break;
     case CollOp::kReduce:
-      p.level0 = ChooseReduce(local, bytes);
-      p.level1 = ChooseReduce(hosts, bytes);
+      p.level0 = ChooseReduce(local, bytes, algo_spec);
+      p.level1 = ChooseReduce(hosts, bytes, algo_spec);
       break;
     default:
       return false;

@@ -118,9 +118,9 @@ HcclResult ApplyCommConfig(const char* api, const HcclCommConfig* user,
   if (present(8, VIGIL_FIELD_END(hcclAlgo))) {
     options->algo = Bounded(c.hcclAlgo, HCCL_COMM_ALGO_MAX_LENGTH);
     if (!options->algo.empty() && options->algo != Env().algo) {
-      HCCL_RUN_WARNING("[{}]config hcclAlgo[{}] is kept for HcclConfigGetInfo, but ops choose "
-                       "their algorithm by HCCL_ALGO[{}] for every communicator of the process",
-                       api, options->algo, Env().algo);
+      HCCL_RUN_INFO("[{}]config hcclAlgo[{}]: the communicator's ops choose their algorithm by "
+                    "it instead of HCCL_ALGO[{}]",
+                    api, options->algo, Env().algo);
     }
   }
   // Op retry per communicator, over HCCL_OP_RETRY_ENABLE / HCCL_OP_RETRY_PARAMS.

@@ -606,6 +606,7 @@ aclError Communicator::Execute(const OpDesc& op, const OpRecord& record, alg::Al
       }
       group_links_complete_ = complete;
     }
+    group.algo_spec = &options_.algo;
     group.wait.spin = spin_wait_;
     const uint32_t exec_timeout = options_.exec_timeout_s;
     if (exec_timeout > 0) {

@@ -27,14 +27,14 @@ alg::Algo Communicator::PickAlgorithm(const OpDesc& op, alg::HierPlan* plan) con
       case OpType::kReduce: coll = alg::CollOp::kReduce; break;
       default: break;
     }
-    if (coll != alg::CollOp::kBarrier && alg::ChooseHierarchical(coll, layout_, whole, plan)) {
+    if (coll != alg::CollOp::kBarrier && alg::ChooseHierarchical(coll, layout_, whole, plan, &options_.algo)) {
       return alg::Algo::kHierarchical;
     }
   }
   switch (op.type) {
-    case OpType::kAllReduce: return alg::ChooseAllReduce(size(), bytes);
-    case OpType::kAllGather: return alg::ChooseAllGather(size(), bytes);
-    case OpType::kReduceScatter: return alg::ChooseReduceScatter(size(), bytes);
+    case OpType::kAllReduce: return alg::ChooseAllReduce(size(), bytes, &options_.algo);
+    case OpType::kAllGather: return alg::ChooseAllGather(size(), bytes, &options_.algo);
+    case OpType::kReduceScatter: return alg::ChooseReduceScatter(size(), bytes, &options_.algo);
     case OpType::kAlltoAll:
     case OpType::kAlltoAllV:
     case OpType::kAlltoAllVC: return alg::Algo::kPairwise;

@@ -81,6 +81,24 @@ TEST_F(HcclAlgoEnv, PerOpForms) {
   EXPECT_EQ(ChooseAllReduce(4, 8 << 20), Algo::kStar);
 }
 
+// A communicator's hcclAlgo (HcclCommConfig) decides for its ops; HCCL_ALGO for the others.
+TEST_F(HcclAlgoEnv, ACommunicatorsOwnValueWinsOverTheEnvironment) {
+  Set("ring");
+  const std::string mine = "level0:fullmesh";
+  const std::string unset;
+  EXPECT_EQ(ChooseAllReduce(4, 8 << 20, &mine), Algo::kMesh);
+  EXPECT_EQ(ChooseAllReduce(4, 8 << 20, &unset), Algo::kRing);
+  EXPECT_EQ(ChooseAllReduce(4, 8 << 20), Algo::kRing);
+  EXPECT_EQ(ChooseAllGather(4, 1 << 20, &mine), Algo::kMesh);
+  const std::string tree = "broadcast=level0:H-D_R/reduce=level0:H-D_R";
+  EXPECT_EQ(ChooseBroadcast(4, 64 << 20, &tree), Algo::kHalvingDoubling);
+  EXPECT_EQ(ChooseBroadcast(4, 64 << 20), Algo::kRing);
+  EXPECT_EQ(ChooseReduce(4, 64 << 20, &tree), Algo::kHalvingDoubling);
+  EXPECT_EQ(AlgoSpec(&mine), mine);
+  EXPECT_EQ(AlgoSpec(&unset), "ring");
+  EXPECT_EQ(AlgoSpec(nullptr), "ring");
+}
+
 TEST_F(HcclAlgoEnv, UnknownValuesMeanAutomatic) {
   Set("level0:warp-drive");
   EXPECT_EQ(ChooseAllReduce(4, 8 << 20), Algo::kMesh);
