@@ -15,7 +15,9 @@ namespace vigil::api {
 
 namespace {
 
-std::atomic<uint32_t> g_deterministic{HCCL_COMM_DEFAULT_DETERMINISTIC};
+// HcclSetConfig(HCCL_DETERMINISTIC)'s value; unset: HCCL_DETERMINISTIC's.
+constexpr uint32_t kUnset = HCCL_COMM_DETERMINISTIC_CONFIG_NOT_SET;
+std::atomic<uint32_t> g_deterministic{kUnset};
 
 struct ConfigHeader {
   size_t size;
@@ -32,7 +34,10 @@ std::string Bounded(const char* text, size_t max) { return std::string(text, str
 
 }  // namespace
 
-uint32_t ProcessDeterministic() { return g_deterministic.load(); }
+uint32_t ProcessDeterministic() {
+  const uint32_t set = g_deterministic.load();
+  return set != kUnset ? set : Env().deterministic;
+}
 
 HcclResult ApplyCommConfig(const char* api, const HcclCommConfig* user,
                            comm::CommOptions* options) {
@@ -192,7 +197,7 @@ HcclResult HcclGetConfig(HcclConfig config, HcclConfigValue* configValue) {
                     fmt::format("config[{}] is invalid: expected HCCL_DETERMINISTIC (0)",
                                 static_cast<int>(config)));
   }
-  configValue->value = static_cast<int32_t>(vigil::api::g_deterministic.load());
+  configValue->value = static_cast<int32_t>(vigil::api::ProcessDeterministic());
   return HCCL_SUCCESS;
 }
 

@@ -4,7 +4,9 @@
 #include <pwd.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
+#include <cctype>
 #include <cerrno>
 #include <cstdlib>
 #include <limits>
@@ -233,6 +235,16 @@ std::string ParseDfsConfig(const std::string& v, EnvConfig* cfg) {
   return "";
 }
 
+// HCCL_DETERMINISTIC's value as hcclDeterministic's number: false 0, true 1, strict 2; -1: none.
+int DeterministicLevel(const std::string& v) {
+  std::string lower;
+  for (char ch : v) lower.push_back(static_cast<char>(std::tolower(static_cast<unsigned char>(ch))));
+  if (lower == "false") return 0;
+  if (lower == "true") return 1;
+  if (lower == "strict") return 2;
+  return -1;
+}
+
 std::string CheckIp(const std::string& v) {
   unsigned char buf[sizeof(struct in6_addr)];
   if (inet_pton(AF_INET, v.c_str(), buf) == 1 || inet_pton(AF_INET6, v.c_str(), buf) == 1) {
@@ -257,6 +269,11 @@ bool EnvConfig::Load(std::string* error) {
   l.Uint("HCCL_RDMA_TIMEOUT", &rdma_timeout, 5, 20);
   l.Uint("HCCL_RDMA_RETRY_CNT", &rdma_retry_cnt, 1, 7);
   l.String("HCCL_ALGO", &algo, [](const std::string&) { return std::string(); });
+  std::string deterministic_text = "false";
+  l.String("HCCL_DETERMINISTIC", &deterministic_text, [](const std::string& v) {
+    return DeterministicLevel(v) >= 0 ? std::string() : std::string("one of false, true, strict");
+  });
+  deterministic = static_cast<uint32_t>(std::max(0, DeterministicLevel(deterministic_text)));
   l.String("HCCL_IF_IP", &if_ip, CheckIp);
   l.String("HCCL_SOCKET_IFNAME", &socket_ifname, [](const std::string&) { return std::string(); });
   l.Uint("HCCL_IF_BASE_PORT", &if_base_port, 0, 65504);

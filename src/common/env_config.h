@@ -24,6 +24,9 @@ struct EnvConfig {
   uint32_t rdma_timeout = 20;           // HCCL_RDMA_TIMEOUT, [5, 20]: 4.096us * 2^v per retry
   uint32_t rdma_retry_cnt = 7;          // HCCL_RDMA_RETRY_CNT, [1, 7]
   std::string algo;                     // HCCL_ALGO, "" = automatic
+  // HCCL_DETERMINISTIC: false (0), true (1) or strict (2), the default of hcclDeterministic.
+  // Vigil's reductions always sum in a fixed order, so every value gives repeatable results.
+  uint32_t deterministic = 0;
   std::string if_ip;                    // HCCL_IF_IP
   std::string socket_ifname;            // HCCL_SOCKET_IFNAME
   uint32_t if_base_port = 60000;        // HCCL_IF_BASE_PORT, [0, 65504]; 0 = kernel-chosen port

@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <barrier>
+#include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -160,6 +161,20 @@ TEST(CommConfigTest, DeterministicSetting) {
   EXPECT_EQ(HcclSetConfig(HCCL_CONFIG_RESERVED, HcclConfigValue{1}), HCCL_E_PARA);
   EXPECT_EQ(HcclGetConfig(HCCL_DETERMINISTIC, nullptr), HCCL_E_PTR);
   EXPECT_EQ(HcclSetConfig(HCCL_DETERMINISTIC, HcclConfigValue{0}), HCCL_SUCCESS);
+}
+
+// HCCL_DETERMINISTIC is the default of hcclDeterministic until HcclSetConfig sets one (run by
+// CTest with HCCL_DETERMINISTIC=strict; skipped without it).
+TEST(CommConfigTest, DeterministicFromTheEnvironment) {
+  const char* env = getenv("HCCL_DETERMINISTIC");
+  if (env == nullptr || strcmp(env, "strict") != 0) GTEST_SKIP() << "HCCL_DETERMINISTIC!=strict";
+  HcclConfigValue value{-1};
+  ASSERT_EQ(HcclGetConfig(HCCL_DETERMINISTIC, &value), HCCL_SUCCESS);
+  EXPECT_EQ(value.value, 2);
+  HcclCommConfig config = NamedConfig("vigil_deterministic_env_comm");
+  HcclComm comm = OneRankComm(&config);
+  EXPECT_TRUE(LogContains("deterministic[2]"));
+  EXPECT_EQ(HcclCommDestroy(comm), HCCL_SUCCESS);
 }
 
 TEST(CommConfigTest, ConfigGetInfoReportsHostExpansionAndTheAlgorithm) {
