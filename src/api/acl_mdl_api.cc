@@ -6,6 +6,7 @@
 #include <string>
 
 #include "acl/acl.h"
+#include "api/acl_api_util.h"
 #include "log/plog.h"
 #include "runtime/device.h"
 #include "runtime/rt_log.h"
@@ -18,26 +19,6 @@ using vigil::rt::CapturedModel;
 using vigil::rt::CaptureMode;
 using vigil::rt::CaptureStatus;
 using vigil::rt::Stream;
-
-template <typename Fn>
-aclError Guarded(const char* api, Fn&& fn) {
-  try {
-    return fn();
-  } catch (const std::exception& e) {
-    VIGIL_RT_FAIL("{} failed: internal error: {}.", api, e.what());
-  } catch (...) {
-    VIGIL_RT_FAIL("{} failed: internal error.", api);
-  }
-  return ACL_ERROR_RT_INTERNAL_ERROR;
-}
-
-#define MDL_CHECK_NOT_NULL(api, arg)                                      \
-  do {                                                                    \
-    if ((arg) == nullptr) {                                               \
-      VIGIL_RT_FAIL("{} failed: param {} must not be null.", api, #arg); \
-      return ACL_ERROR_INVALID_PARAM;                                     \
-    }                                                                     \
-  } while (0)
 
 // A capture needs a stream of its own: the default stream (null) is refused by the callers.
 aclError ResolveStream(const char* api, aclrtStream handle, std::shared_ptr<Stream>* out) {
@@ -78,13 +59,13 @@ extern "C" {
 
 ACL_FUNC_VISIBILITY aclError aclmdlRICaptureBegin(aclrtStream stream, aclmdlRICaptureMode mode) {
   static constexpr const char* kApi = "aclmdlRICaptureBegin";
-  MDL_CHECK_NOT_NULL(kApi, stream);
+  CHECK_NOT_NULL(kApi, stream);
   const int raw_mode = RawEnum(mode);
   if (!ValidMode(raw_mode)) {
     VIGIL_RT_FAIL("{} failed: param mode[{}] is not a valid aclmdlRICaptureMode.", kApi, raw_mode);
     return ACL_ERROR_INVALID_PARAM;
   }
-  return Guarded(kApi, [&]() -> aclError {
+  return vigil::api::Guard(kApi, [&]() -> aclError {
     std::shared_ptr<Stream> s;
     if (aclError rc = ResolveStream(kApi, stream, &s); rc != ACL_SUCCESS) return rc;
     return s->BeginCapture(static_cast<CaptureMode>(raw_mode));
@@ -95,12 +76,12 @@ ACL_FUNC_VISIBILITY aclError aclmdlRICaptureGetInfo(aclrtStream stream,
                                                     aclmdlRICaptureStatus* status,
                                                     aclmdlRI* modelRI) {
   static constexpr const char* kApi = "aclmdlRICaptureGetInfo";
-  MDL_CHECK_NOT_NULL(kApi, stream);
+  CHECK_NOT_NULL(kApi, stream);
   if (status == nullptr && modelRI == nullptr) {
     VIGIL_RT_FAIL("{} failed: params status and modelRI must not both be null.", kApi);
     return ACL_ERROR_INVALID_PARAM;
   }
-  return Guarded(kApi, [&]() -> aclError {
+  return vigil::api::Guard(kApi, [&]() -> aclError {
     std::shared_ptr<Stream> s;
     if (aclError rc = ResolveStream(kApi, stream, &s); rc != ACL_SUCCESS) return rc;
     std::shared_ptr<CapturedModel> model;
@@ -113,9 +94,9 @@ ACL_FUNC_VISIBILITY aclError aclmdlRICaptureGetInfo(aclrtStream stream,
 
 ACL_FUNC_VISIBILITY aclError aclmdlRICaptureEnd(aclrtStream stream, aclmdlRI* modelRI) {
   static constexpr const char* kApi = "aclmdlRICaptureEnd";
-  MDL_CHECK_NOT_NULL(kApi, stream);
-  MDL_CHECK_NOT_NULL(kApi, modelRI);
-  return Guarded(kApi, [&]() -> aclError {
+  CHECK_NOT_NULL(kApi, stream);
+  CHECK_NOT_NULL(kApi, modelRI);
+  return vigil::api::Guard(kApi, [&]() -> aclError {
     *modelRI = nullptr;
     std::shared_ptr<Stream> s;
     if (aclError rc = ResolveStream(kApi, stream, &s); rc != ACL_SUCCESS) return rc;
@@ -128,8 +109,8 @@ ACL_FUNC_VISIBILITY aclError aclmdlRICaptureEnd(aclrtStream stream, aclmdlRI* mo
 
 ACL_FUNC_VISIBILITY aclError aclmdlRIDebugPrint(aclmdlRI modelRI) {
   static constexpr const char* kApi = "aclmdlRIDebugPrint";
-  MDL_CHECK_NOT_NULL(kApi, modelRI);
-  return Guarded(kApi, [&]() -> aclError {
+  CHECK_NOT_NULL(kApi, modelRI);
+  return vigil::api::Guard(kApi, [&]() -> aclError {
     auto model = ResolveModel(kApi, modelRI);
     if (!model) return ACL_ERROR_RT_PARAM_INVALID;
     for (const std::string& line : model->Describe()) RT_RUN_INFO("[ModelRI]{}", line);
@@ -139,7 +120,7 @@ ACL_FUNC_VISIBILITY aclError aclmdlRIDebugPrint(aclmdlRI modelRI) {
 
 ACL_FUNC_VISIBILITY aclError aclmdlRICaptureThreadExchangeMode(aclmdlRICaptureMode* mode) {
   static constexpr const char* kApi = "aclmdlRICaptureThreadExchangeMode";
-  MDL_CHECK_NOT_NULL(kApi, mode);
+  CHECK_NOT_NULL(kApi, mode);
   const int raw_mode = RawEnum(*mode);
   if (!ValidMode(raw_mode)) {
     VIGIL_RT_FAIL("{} failed: param mode[{}] is not a valid aclmdlRICaptureMode.", kApi, raw_mode);
@@ -152,8 +133,8 @@ ACL_FUNC_VISIBILITY aclError aclmdlRICaptureThreadExchangeMode(aclmdlRICaptureMo
 
 ACL_FUNC_VISIBILITY aclError aclmdlRIExecuteAsync(aclmdlRI modelRI, aclrtStream stream) {
   static constexpr const char* kApi = "aclmdlRIExecuteAsync";
-  MDL_CHECK_NOT_NULL(kApi, modelRI);
-  return Guarded(kApi, [&]() -> aclError {
+  CHECK_NOT_NULL(kApi, modelRI);
+  return vigil::api::Guard(kApi, [&]() -> aclError {
     auto model = ResolveModel(kApi, modelRI);
     if (!model) return ACL_ERROR_RT_PARAM_INVALID;
     std::shared_ptr<Stream> s;
@@ -177,8 +158,8 @@ ACL_FUNC_VISIBILITY aclError aclmdlRIExecuteAsync(aclmdlRI modelRI, aclrtStream 
 
 ACL_FUNC_VISIBILITY aclError aclmdlRIDestroy(aclmdlRI modelRI) {
   static constexpr const char* kApi = "aclmdlRIDestroy";
-  MDL_CHECK_NOT_NULL(kApi, modelRI);
-  return Guarded(kApi, [&]() -> aclError {
+  CHECK_NOT_NULL(kApi, modelRI);
+  return vigil::api::Guard(kApi, [&]() -> aclError {
     const aclError rc = vigil::rt::DestroyModel(modelRI);
     if (rc == ACL_ERROR_RT_PARAM_INVALID) {
       VIGIL_RT_FAIL("{} failed: param modelRI[{}] is not a valid model (unknown or destroyed).",
@@ -193,8 +174,8 @@ ACL_FUNC_VISIBILITY aclError aclmdlRIDestroy(aclmdlRI modelRI) {
 
 ACL_FUNC_VISIBILITY aclError aclmdlRICaptureTaskGrpBegin(aclrtStream stream) {
   static constexpr const char* kApi = "aclmdlRICaptureTaskGrpBegin";
-  MDL_CHECK_NOT_NULL(kApi, stream);
-  return Guarded(kApi, [&]() -> aclError {
+  CHECK_NOT_NULL(kApi, stream);
+  return vigil::api::Guard(kApi, [&]() -> aclError {
     std::shared_ptr<Stream> s;
     if (aclError rc = ResolveStream(kApi, stream, &s); rc != ACL_SUCCESS) return rc;
     return s->BeginTaskGroup();
@@ -203,9 +184,9 @@ ACL_FUNC_VISIBILITY aclError aclmdlRICaptureTaskGrpBegin(aclrtStream stream) {
 
 ACL_FUNC_VISIBILITY aclError aclmdlRICaptureTaskGrpEnd(aclrtStream stream, aclrtTaskGrp* handle) {
   static constexpr const char* kApi = "aclmdlRICaptureTaskGrpEnd";
-  MDL_CHECK_NOT_NULL(kApi, stream);
-  MDL_CHECK_NOT_NULL(kApi, handle);
-  return Guarded(kApi, [&]() -> aclError {
+  CHECK_NOT_NULL(kApi, stream);
+  CHECK_NOT_NULL(kApi, handle);
+  return vigil::api::Guard(kApi, [&]() -> aclError {
     *handle = nullptr;
     std::shared_ptr<Stream> s;
     if (aclError rc = ResolveStream(kApi, stream, &s); rc != ACL_SUCCESS) return rc;
@@ -216,9 +197,9 @@ ACL_FUNC_VISIBILITY aclError aclmdlRICaptureTaskGrpEnd(aclrtStream stream, aclrt
 ACL_FUNC_VISIBILITY aclError aclmdlRICaptureTaskUpdateBegin(aclrtStream stream,
                                                             aclrtTaskGrp handle) {
   static constexpr const char* kApi = "aclmdlRICaptureTaskUpdateBegin";
-  MDL_CHECK_NOT_NULL(kApi, stream);
-  MDL_CHECK_NOT_NULL(kApi, handle);
-  return Guarded(kApi, [&]() -> aclError {
+  CHECK_NOT_NULL(kApi, stream);
+  CHECK_NOT_NULL(kApi, handle);
+  return vigil::api::Guard(kApi, [&]() -> aclError {
     std::shared_ptr<Stream> s;
     if (aclError rc = ResolveStream(kApi, stream, &s); rc != ACL_SUCCESS) return rc;
     return s->BeginTaskUpdate(handle);
@@ -227,8 +208,8 @@ ACL_FUNC_VISIBILITY aclError aclmdlRICaptureTaskUpdateBegin(aclrtStream stream,
 
 ACL_FUNC_VISIBILITY aclError aclmdlRICaptureTaskUpdateEnd(aclrtStream stream) {
   static constexpr const char* kApi = "aclmdlRICaptureTaskUpdateEnd";
-  MDL_CHECK_NOT_NULL(kApi, stream);
-  return Guarded(kApi, [&]() -> aclError {
+  CHECK_NOT_NULL(kApi, stream);
+  return vigil::api::Guard(kApi, [&]() -> aclError {
     std::shared_ptr<Stream> s;
     if (aclError rc = ResolveStream(kApi, stream, &s); rc != ACL_SUCCESS) return rc;
     return s->EndTaskUpdate();
