@@ -150,6 +150,23 @@ class Loader {
     Echo(name, *field, from_env, "");
   }
 
+  // As String, but neither the echo nor an EI0001 message shows the value.
+  template <typename Check>
+  void Secret(const char* name, std::string* field, Check check) {
+    std::string v;
+    bool from_env = false;
+    if (Get(name, &v)) {
+      const std::string expected = check(v);
+      if (expected.empty()) {
+        *field = v;
+        from_env = true;
+      } else {
+        Fail(name, "(hidden)", expected);
+      }
+    }
+    Echo(name, from_env ? "(set)" : "(none)", from_env, "");
+  }
+
   void Echo(const char* name, std::string value, bool from_env, const char* unit) {
     cfg_->echoes.push_back({name, std::move(value), from_env, unit});
   }
@@ -306,6 +323,10 @@ bool EnvConfig::Load(std::string* error) {
   l.Bytes("VIGIL_TCP_LOOPBACK_SOCKBUF", &tcp_loopback_sockbuf, 0);
   l.Bool("VIGIL_TCP_EAGER", &tcp_eager);
   l.String("VIGIL_FAULT", &fault, [](const std::string&) { return std::string(); });
+  l.Secret("VIGIL_JOB_KEY", &job_key, [](const std::string& v) {
+    const bool hex = v.size() == 32 && v.find_first_not_of("0123456789abcdefABCDEF") == std::string::npos;
+    return hex ? std::string() : std::string("32 hex digits (a 128-bit key)");
+  });
 
   if (invalid.empty()) {
     if (error != nullptr) error->clear();

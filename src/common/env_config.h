@@ -65,6 +65,9 @@ struct EnvConfig {
   // with its header, before the peer shows it is in the op (an abandoned op is taken back over
   // the control connection); 0 = the data waits for the peer's op header.
   bool tcp_eager = true;
+  // VIGIL_JOB_KEY: the job key (bootstrap/job_key.h), 32 hex digits; "" = none given. Echoed as
+  // "(set)", never by value.
+  std::string job_key;
 
   struct Echo {
     std::string name;

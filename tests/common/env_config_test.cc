@@ -74,6 +74,23 @@ TEST_F(EnvConfigTest, Defaults) {
   for (const auto& e : cfg.echoes) EXPECT_FALSE(e.from_env) << e.name;
 }
 
+TEST_F(EnvConfigTest, JobKeyIsCheckedAndNeverEchoedByValue) {
+  const char* key = "00112233445566778899AABBCCDDEEFF";
+  EnvConfig cfg;
+  std::string error;
+  ASSERT_TRUE(LoadWith("VIGIL_JOB_KEY", key, &cfg, &error)) << error;
+  EXPECT_EQ(cfg.job_key, key);
+  const auto* echo = FindEcho(cfg, "VIGIL_JOB_KEY");
+  ASSERT_NE(echo, nullptr);
+  EXPECT_TRUE(echo->from_env);
+  EXPECT_EQ(echo->value, "(set)");
+  EnvConfig bad;
+  EXPECT_FALSE(LoadWith("VIGIL_JOB_KEY", "0011223344556677zz", &bad, &error));
+  EXPECT_NE(error.find("VIGIL_JOB_KEY"), std::string::npos) << error;
+  EXPECT_EQ(error.find("0011223344556677zz"), std::string::npos) << error;
+  EXPECT_TRUE(bad.job_key.empty());
+}
+
 TEST_F(EnvConfigTest, LogRootPrecedence) {
   EnvConfig cfg;
   setenv("HOME", "/home/someone", 1);
