@@ -179,6 +179,19 @@ TEST(DiagnoseSeed, BufferOomAdvisesBuffsize) {
   EXPECT_EQ(Find(r, "qp_memory"), nullptr);
 }
 
+// A rank whose CCL buffer does not fit fails in init, after its CommInit entry line: the verdict
+// names its communicator rank (the others' EI0006 name the same rank as missing).
+TEST(DiagnoseSeed, BufferOomNamesTheRank) {
+  auto r = RunCase("buffer_oom_rank");
+  ASSERT_FALSE(r.findings.empty());
+  const Finding& v = r.findings.front();
+  EXPECT_EQ(v.fault, "buffer_oom") << Dump(r);
+  ASSERT_FALSE(v.ranks.empty()) << Dump(r);
+  EXPECT_EQ(v.ranks[0].pid, 4202);
+  EXPECT_EQ(v.ranks[0].rank, 2) << Dump(r);
+  EXPECT_EQ(v.ranks[0].group, "oom_group");
+}
+
 TEST(DiagnoseSeed, LinkTimeoutNamesMissingRank) {
   auto r = RunCase("link_timeout");
   ASSERT_FALSE(r.findings.empty());

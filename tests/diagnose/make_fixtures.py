@@ -224,6 +224,27 @@ def main():
         "Failed to allocate the communication buffer of [4294967296] bytes (HCCL_BUFFSIZE [2048]MB x 2) for communicator [grp0].",
     ])
 
+    # --- CCL buffer OOM on one rank of three during init (Vigil's lines, as a chaos run of
+    # tests/chaos wrote them): the others time out waiting for it; the verdict names rank 2 ---
+    c = "buffer_oom_rank"
+    for r in range(3):
+        pid = 4200 + r
+        write(c, f"node0/run/plog/plog-{pid}_20251103201800000.log", [
+            f"[INFO] HCCL({pid},chaos_job):2025-11-03-20:18:40.000.000 [plog.cc:264] [{pid}][HCCL_ENV] HCCL_BUFFSIZE set by environment to [64]M",
+            init_line(pid, "2025-11-03-20:18:40.100.000", r, r, group="oom_group", ranks=3)])
+    write(c, "node0/debug/plog/plog-4202_20251103201800000.log", [
+        "[ERROR] HCCL(4202,chaos_job):2025-11-03-20:18:40.200.000 [hccl_comm_api.cc:32] [4202]Resource_Error_Insufficient_CCL_Buffer(EI9001): "
+        "Failed to allocate [128MB] of device memory for the CCL buffers (2 x HCCL_BUFFSIZE [64]MB).",
+        "[ERROR] HCCL(4202,chaos_job):2025-11-03-20:18:40.200.100 [hccl_comm_api.cc:34] [4202][InitGroupStage][Resource]CCL buffer "
+        "allocation failed: CCL buffer of 134217728 bytes (2 x HCCL_BUFFSIZE 64M) does not fit device 2 memory",
+    ])
+    for r in range(2):
+        pid = 4200 + r
+        write(c, f"node0/debug/plog/plog-{pid}_20251103201800000.log", [
+            f"[ERROR] HCCL({pid},chaos_job):2025-11-03-20:18:45.300.000 [plog.cc:1] [{pid}]Communication_Error_Get_Socket(EI0006): "
+            "Getting socket times out. Reason: ranks [2] of rankSize[3] did not join communicator [oom_group] at root "
+            "127.10.0.1:60000 within HCCL_CONNECT_TIMEOUT [5]s."])
+
     # --- link establishment ---
     c = "link_timeout"
     for r in range(3):

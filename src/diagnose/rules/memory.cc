@@ -21,7 +21,16 @@ void RuleMemory(Ctx* cx) {
     if (dup) continue;
     const Process& p = job.processes[e.proc];
     Finding f;
-    f.ranks.push_back(cx->Ref(e.proc, "root cause"));
+    // The process's communicator rank: an allocation that fails in init comes after its
+    // CommInit entry line, and a process of one communicator has one rank to name.
+    std::string group;
+    int comms_of_proc = 0;
+    for (const Comm& c : job.comms) {
+      if (c.MemberOfProc(e.proc) < 0) continue;
+      group = c.group;
+      ++comms_of_proc;
+    }
+    f.ranks.push_back(cx->Ref(e.proc, "root cause", comms_of_proc == 1 ? group : std::string()));
     f.time = e.time;
     f.evidence.push_back(cx->Ev(e, qp ? "QP memory allocation failed" : "CCL buffer allocation failed"));
     if (qp) {
