@@ -413,7 +413,8 @@ def judge(p, spec, d, run):
                 continue
             # The victim's own report is checked for its class only (a mismatched rank names
             # the neighbour that caught it; an out-of-memory rank names itself).
-            if observer == "victim" or rep["class"] == "none" or names_ok(rep["ranks"], f, ex["names"]):
+            names = ex.get("names_by_class", {}).get(rep["class"], ex["names"])
+            if observer == "victim" or rep["class"] == "none" or names_ok(rep["ranks"], f, names):
                 verdict = "ok"
                 break
             verdict = "wrong_rank"
