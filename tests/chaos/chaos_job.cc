@@ -212,7 +212,6 @@ HcclResult GetRoot(const Options& o, HcclRootInfo* root) {
   if (o.root_info < 0) return VigilLaunchRootInfo(g_rank, root);
   const std::string path = o.dir + "/root_info";
   if (static_cast<int64_t>(g_rank) == o.root_info) {
-    setenv("HCCL_IF_BASE_PORT", o.root_port.c_str(), 1);
     Line("INJECT rank=" + std::to_string(g_rank) + " kind=port_taken detail=" + o.root_port);
     HcclResult rc = HcclGetRootInfo(root);
     if (rc != HCCL_SUCCESS) {
@@ -244,6 +243,18 @@ void CapAddressSpace(int64_t mb) {
     Line("INJECT rank=" + std::to_string(g_rank) + " kind=rlimit_as detail=" +
          std::to_string(lim.rlim_cur));
   }
+}
+
+// An AllReduce(max) of `mine` over the communicator; true when some rank voted yes, or when
+// the vote itself failed (*ok then false).
+bool Agreed(bool mine, HcclComm comm, aclrtStream stream, bool* ok) {
+  int32_t in = mine ? 1 : 0, out = -1;
+  if (HcclAllReduce(&in, &out, 1, HCCL_DATA_TYPE_INT32, HCCL_REDUCE_MAX, comm, stream) != HCCL_SUCCESS ||
+      aclrtSynchronizeStream(stream) != ACL_SUCCESS) {
+    *ok = false;
+    return true;
+  }
+  return out == 1;
 }
 
 int Run(const Options& o) {
@@ -309,7 +320,14 @@ int Run(const Options& o) {
   }
   bool ok = true, late_done = false, mismatch_done = false;
   uint64_t i = 0;
-  for (; elapsed_ms() < o.loop_ms; ++i) {
+  // The ranks agree when to stop: every kStopEvery ops an AllReduce(max) of "my time is up"
+  // (each rank's clock alone would end the loop at different ops, leaving peers waiting).
+  constexpr uint64_t kStopEvery = 16;
+  for (;; ++i) {
+    if (i % kStopEvery == kStopEvery - 1 && Agreed(elapsed_ms() >= o.loop_ms, comm, stream, &ok)) {
+      if (!ok) Line("FAIL rank=" + rs + " index=" + std::to_string(i) + " op=stop_vote stage=sync rc=1 async=0");
+      break;
+    }
     OpSpec s = o.ops[i % o.ops.size()];
     const uint32_t root = static_cast<uint32_t>(i % g_size);
     if (static_cast<int64_t>(g_rank) == o.late_op && !late_done && elapsed_ms() >= o.late_op_ms) {
@@ -435,6 +453,10 @@ int main(int argc, char** argv) {
     if (std::atoll(e.substr(0, colon).c_str()) != static_cast<int64_t>(g_rank)) continue;
     setenv(e.substr(colon + 1, eq - colon - 1).c_str(), e.substr(eq + 1).c_str(), 1);
     Line("INJECT rank=" + std::to_string(g_rank) + " kind=env detail=" + e.substr(colon + 1));
+  }
+  if (static_cast<int64_t>(g_rank) == o.root_info) {
+    // Read once, at the first HCCL/acl call: set before it.
+    setenv("HCCL_IF_BASE_PORT", o.root_port.c_str(), 1);
   }
   aclInit(nullptr);
   aclrtSetDevice(static_cast<int32_t>(g_rank % 8));

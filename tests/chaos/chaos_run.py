@@ -352,7 +352,8 @@ def diagnose(args, logs, spec):
     fault = v.get("fault", "none")
     roles = spec["diagnose_root_roles"]
     named = [x["rank"] for x in v.get("ranks", []) if x.get("role") in roles and x.get("rank") is not None]
-    return {"class": spec["diagnose_classes"].get(fault, "other:" + fault), "ranks": named,
+    pids = [x["pid"] for x in v.get("ranks", []) if x.get("role") in roles and x.get("pid") is not None]
+    return {"class": spec["diagnose_classes"].get(fault, "other:" + fault), "ranks": named, "pids": pids,
             "fault": fault, "title": v.get("title", "")}
 
 
@@ -400,24 +401,24 @@ def judge(p, spec, d, run):
         rep["ok_ops"] = bool(info.get("DONE")) and info["DONE"][-1].get("ok") == "1"
         rep["undetected"] = bool(info.get("UNDETECTED"))
         # Which observer is this rank for each accepted fault; the first fault that accepts it wins.
-        verdict = None
+        # One verdict per accepted fault; the best of them counts (ok > unchecked > wrong rank
+        # > misclassified).
+        verdicts = []
         for f in expected:
             ex = spec["faults"][f["kind"]]["expect"]
             observer = "victim" if r == f["victim"] else "others"
             want = ex[observer]
             if want is None:
-                verdict = verdict or "unchecked"
-                continue
-            if rep["class"] not in want:
-                verdict = verdict if verdict == "wrong_rank" else "misclassified"
-                continue
-            # The victim's own report is checked for its class only (a mismatched rank names
-            # the neighbour that caught it; an out-of-memory rank names itself).
-            names = ex.get("names_by_class", {}).get(rep["class"], ex["names"])
-            if observer == "victim" or rep["class"] == "none" or names_ok(rep["ranks"], f, names):
-                verdict = "ok"
-                break
-            verdict = "wrong_rank"
+                verdicts.append("unchecked")
+            elif rep["class"] not in want:
+                verdicts.append("misclassified")
+            else:
+                # The victim's own report is checked for its class only (a mismatched rank
+                # names the neighbour that caught it; an out-of-memory rank names itself).
+                names = ex.get("names_by_class", {}).get(rep["class"], ex["names"])
+                verdicts.append("ok" if observer == "victim" or rep["class"] == "none"
+                                or names_ok(rep["ranks"], f, names) else "wrong_rank")
+        verdict = min(verdicts, key=["ok", "unchecked", "wrong_rank", "misclassified"].index)
         rep["verdict"] = verdict
         res["ranks"][r] = rep
         if verdict in ("misclassified", "wrong_rank"):
@@ -433,6 +434,12 @@ def judge(p, spec, d, run):
     for f in expected:
         ex = spec["faults"][f["kind"]]["expect"]
         if dg["class"] in ex["diagnose"]:
+            # A fault before the communicator exists (a root info on a taken port) has no rank
+            # to name: the process is named instead.
+            victim_pid = ranks.get(f["victim"], {}).get("pid")
+            if ex.get("diagnose_names") == "pid" and victim_pid in dg.get("pids", []):
+                dverdict = "ok"
+                break
             if names_ok(dg["ranks"], f, ex["names"]):
                 dverdict = "ok"
                 break
