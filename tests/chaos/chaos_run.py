@@ -373,11 +373,26 @@ def judge(p, spec, d, run):
     uids = uid_map(logs)
     for f in p["faults"]:
         if f["kind"] == "cut":
-            for r in ranks.values():
+            # The peer this fault's rank really cut (its own INJECT line; another cut of the
+            # run is another rank's).
+            for r in [ranks.get(f["victim"], {})]:
                 for inj in r.get("INJECT", []):
                     if inj.get("kind") == "cut" and inj.get("detail", "none").lstrip("-").isdigit():
                         f["peer_actual"] = int(inj["detail"])
+    # An in-job op-time fault that its rank never reported doing (the job ended first, or a
+    # cut found no link) was not injected: the other fault is the one to name.
+    kinds = {"cut": "cut", "late_op": "late_op", "mismatch_op": "mismatch",
+             "mismatch_count": "mismatch", "mismatch_dtype": "mismatch"}
+    for f in p["faults"]:
+        if f["kind"] in kinds:
+            injs = [i for i in ranks.get(f["victim"], {}).get("INJECT", [])
+                    if i.get("kind") == kinds[f["kind"]] and i.get("detail") != "none"]
+            f["done"] = 0 if injs else -1
     expected = expected_faults(p, spec)
+    if len(expected) == 2 and any(f.get("done") == -1 for f in expected):
+        expected = [f for f in expected if f.get("done") != -1] or expected
+    elif len(p["faults"]) == 2 and expected[0].get("done") == -1:
+        expected = [f for f in p["faults"] if f is not expected[0]]
     primary = expected[0]
     res = {"seed": p["seed"], "params": p, "run": run, "expected": [
         {"kind": f["kind"], "victim": f["victim"], "peer": f.get("peer_actual", f.get("peer")),
