@@ -21,6 +21,8 @@ struct Args {
   std::string algo;         // Gloo allreduce: ring | bcube
   std::string store;        // Gloo: file-store folder
   std::string label;        // free text copied into the JSON ("ompi-shm", ...)
+  int rank = -1;            // Gloo: run only this rank (started per host), not fork --ranks
+  std::string hostname = "127.0.0.1";  // Gloo: the address this rank's TCP device binds
 };
 
 inline uint64_t ParseBytes(const char* s) {
@@ -48,6 +50,8 @@ inline bool ParseArgs(int argc, char** argv, Args* a) {
     else if (k == "--algo") a->algo = next();
     else if (k == "--store") a->store = next();
     else if (k == "--label") a->label = next();
+    else if (k == "--rank") a->rank = std::atoi(next());
+    else if (k == "--hostname") a->hostname = next();
     else if (!k.empty() && k[0] != '-') a->op = k;
     else { std::fprintf(stderr, "unknown argument %s\n", k.c_str()); return false; }
   }

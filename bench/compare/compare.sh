@@ -16,7 +16,8 @@
 #   ompi-tcp    mpirun --mca pml ob1 --mca btl tcp,self
 #   gloo        Gloo, TCP on loopback, file-store rendezvous (AllReduce: ring and bcube)
 # and prints busbw (latency: time) side by side with the ratios Vigil/peer, the memcpy ceiling
-# and the performance targets (bench/compare/summarize.py). Every run is bounded by `timeout`.
+# and the performance targets (bench/compare/summarize.py), and draws one chart per op (busbw
+# against size, bench/compare/plot.py, as bench/cluster does). Every run is bounded by `timeout`.
 #
 # Knobs (environment): RANKS (4), LAT_ITERS (200), LAT_WARMUP (20), BW_ITERS (10), BW_WARMUP (2),
 # MAX_BYTES (64M), RUN_TIMEOUT (s per run, 240), REPEAT (rounds, 1; the summary keeps each
@@ -165,4 +166,5 @@ cat >"$OUT/meta.json" <<EOF
 EOF
 
 python3 "$HERE/summarize.py" "$OUT" | tee "$OUT/summary.md"
-log "results in $OUT (summary.md, one JSON per run, logs/)"
+"$HERE/plot.sh" "$OUT/charts.json" "$OUT" || log "no charts drawn (matplotlib or gnuplot needed)"
+log "results in $OUT (summary.md, one chart per op, one JSON per run, logs/)"

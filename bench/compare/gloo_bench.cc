@@ -1,4 +1,6 @@
-// Gloo side of compare.sh: TCP transport on loopback, file-store rendezvous, ranks forked here.
+// Gloo side of compare.sh: TCP transport on loopback, file-store rendezvous, ranks forked here;
+// or, for bench/cluster (ranks in several network namespaces), one rank per process:
+// --rank R --hostname ADDR (the namespace's address), the file store on the shared file system.
 // Same sweep and timing as `vigil bench` (warm-up, barrier, N back-to-back calls, mean per call,
 // max over ranks), fp32 sum, out of place where Gloo has the form.
 //   gloo_bench allreduce --algo ring --ranks 4 --store DIR -b 1M -e 64M -f 2 -n 20 -w 5
@@ -40,7 +42,7 @@ void MaxD(void* c, const void* a, const void* b, size_t n) {
 
 int RunRank(const cmp::Args& a, int rank, int n) {
   gloo::transport::tcp::attr attr;
-  attr.hostname = "127.0.0.1";
+  attr.hostname = a.hostname;
   auto dev = gloo::transport::tcp::CreateDevice(attr);
   gloo::rendezvous::FileStore file_store(a.store);
   gloo::rendezvous::PrefixStore store("gloo_bench", file_store);
@@ -131,10 +133,19 @@ int RunRank(const cmp::Args& a, int rank, int n) {
 int main(int argc, char** argv) {
   cmp::Args a;
   if (!cmp::ParseArgs(argc, argv, &a) || a.store.empty()) {
-    std::fprintf(stderr, "usage: gloo_bench OP --store DIR [--ranks N] [--algo ring|bcube] -b -e -f -n -w\n");
+    std::fprintf(stderr, "usage: gloo_bench OP --store DIR [--ranks N] [--rank R --hostname ADDR] [--algo ring|bcube] -b -e -f -n -w\n");
     return 2;
   }
   std::fflush(stdout);
+  if (a.rank >= 0) {
+    if (a.rank >= a.nranks) return 2;
+    try {
+      return RunRank(a, a.rank, a.nranks);
+    } catch (const std::exception& e) {
+      std::fprintf(stderr, "gloo_bench: rank %d: %s\n", a.rank, e.what());
+      return 1;
+    }
+  }
   std::vector<pid_t> kids;
   for (int r = 0; r < a.nranks; ++r) {
     pid_t pid = fork();

@@ -5,6 +5,7 @@ File names: <series>__<config>[.rN].json (N: the round; each size keeps its best
 reducescatter, broadcast, alltoall}, config in {vigil-shm, ompi-shm, vigil-tcp, ompi-tcp,
 gloo, gloo-ring, gloo-bcube}. Prints Markdown: latency (us) and busbw (GB/s) with the ratios
 Vigil/peer, the memcpy ceiling, and each performance target as PASS/MISS (min ratio over sizes).
+Also writes RESULTS_DIR/charts.json: busbw against size per series and config, for plot.py.
 """
 import json
 import os
@@ -136,6 +137,17 @@ def main():
             track("AllReduce tcp 1–64 MiB busbw ≥ 1.2× Gloo (best of ring/bcube)", gloo_r, 1.2)
         else:
             track(f"{title} shm ≥ 1 MiB busbw ≥ 0.9× OpenMPI shm", shm_r, 0.9)
+
+    charts = []
+    for series, title in SERIES:
+        cfgs = data.get(series)
+        if not cfgs or series in ("allreduce-lat", "allreduce-latz"):
+            continue
+        charts.append({"name": series, "title": title, "series": [
+            {"label": cfg, "points": [[s, cell[1]] for s, cell in sorted(rows.items())]}
+            for cfg, rows in sorted(cfgs.items())]})
+    with open(os.path.join(d, "charts.json"), "w") as f:
+        json.dump({"title": f"{meta.get('nranks', '?')} ranks on one host", "charts": charts}, f)
 
     print("## Performance targets (worst ratio over the sizes)\n")
     print("| target | worst ratio | result |")
