@@ -8,6 +8,7 @@ PKGS=(build-essential cmake pkg-config git
       libssl-dev  # libcrypto: HMAC-SHA256 of the job-key check
       libgtest-dev libgmock-dev googletest libbenchmark-dev
       iproute2 procps python3
+      nftables  # packet loss between network-namespace hosts (tests/noalarm)
       libopenmpi-dev openmpi-bin  # mpirun for the hccl_test programs (tests/hccl_programs)
       python3-torch libtorch-dev python3-pybind11 pybind11-dev
       chromium)  # headless, for the test of vigil diagnose's HTML report
