@@ -169,6 +169,20 @@ finish_job() {
   [ -z "$dumps" ] || fail "flight-recorder dumps (an op failed or was retried): $dumps"
 }
 
+# NOALARM_PAUSE_MS=T (off by default): after the job starts, rank 1 is stopped for T ms once, a
+# fault on top of the load, to show that a scenario's checks see the alarm it causes.
+proof_pause() {
+  [ -n "${NOALARM_PAUSE_MS:-}" ] || return 0
+  local pid
+  pid=$(cat "$DIR/pid-1")
+  STOPPED=$pid
+  kill -STOP "$pid"
+  sleep "$(awk -v ms="$NOALARM_PAUSE_MS" 'BEGIN { printf "%.3f", ms / 1000 }')"
+  kill -CONT "$pid"
+  STOPPED=""
+  at "rank 1 was stopped for $NOALARM_PAUSE_MS ms (NOALARM_PAUSE_MS)"
+}
+
 # ---- netns hosts (as tests/multihost/netns_hosts.sh) ----
 ID=$$
 HUB=vna${ID}h
@@ -215,6 +229,7 @@ case "$SCENARIO" in
     echo "${#HOGS[@]} busy loops on $cores cores, nice $(nice)"
     start_job
     wait_files ready $NRANKS 60 || fail "the job did not start"
+    proof_pause
     finish_job
     [ $HOGS_LIVED = 1 ] || fail "a busy loop ended before the job did"
     ;;
@@ -259,6 +274,7 @@ EOF
     start_job ip netns exec "$HUB" -- --hosts "vna${ID}1:2,vna${ID}2:2" \
       --launcher "ip netns exec {host}"
     wait_files ready $NRANKS 60 || fail "the job did not start"
+    proof_pause
     finish_job ip netns exec "$HUB"
     ip netns exec "$ns1" nft list table inet noalarm | tee "$DIR/nft.txt" | grep counter
     dropped=$(grep -o 'counter packets [0-9]*' "$DIR/nft.txt" | awk '{s += $3} END {print s + 0}')
@@ -288,6 +304,7 @@ EOF
     fi
     start_job
     wait_files ready $NRANKS 60 || fail "the job did not start"
+    proof_pause
     least=$(memavail)
     for ((i = 0; i < 10 * (MAX_S + 60); ++i)); do
       m=$(memavail)
