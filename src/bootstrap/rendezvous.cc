@@ -8,6 +8,7 @@
 #include <atomic>
 #include <cstdlib>
 
+#include "bootstrap/auth.h"
 #include "bootstrap/rendezvous_server.h"
 #include "bootstrap/root_info.h"
 #include "bootstrap/socket.h"
@@ -75,6 +76,19 @@ HcclResult Rendezvous(const RootInfo& root, const RankInfo& self_in, std::vector
         self.rank, root.identifier, root.host_ip, root.port, timeout_s, why);
     return Fail(rc == HCCL_E_TIMEOUT ? HCCL_E_TIMEOUT : HCCL_E_TCP_CONNECT,
                 "topo exchange agent get socket timeout: " + reason, "EI0006", {reason}, error);
+  }
+
+  rc = auth::AuthenticateDialer(sock, auth::Purpose::kRendezvous, root.key, connect_deadline, &why);
+  if (rc != HCCL_SUCCESS) {
+    std::string reason = fmt::format(
+        "rank[{}] and the root of communicator [{}] at {}:{} did not prove one job key to each "
+        "other (do all ranks have the same root info, or VIGIL_JOB_KEY?): {}",
+        self.rank, root.identifier, root.host_ip, root.port, why);
+    if (rc == HCCL_E_TIMEOUT) {
+      return Fail(HCCL_E_TIMEOUT, "topo exchange agent get socket timeout: " + reason, "EI0006",
+                  {reason}, error);
+    }
+    return Fail(HCCL_E_PARA, reason, "", {}, error);
   }
 
   wire::Writer hello;

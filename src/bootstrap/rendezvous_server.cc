@@ -1,6 +1,7 @@
 // The rendezvous server. One poll loop over the listener and every connection: handshakes are
-// read incrementally, so a stranger that sends nothing (or garbage) costs one ERROR line and
-// never delays the ranks. Checks happen as ranks arrive; the first problem (duplicate rank id,
+// read incrementally, so a stranger that sends nothing (or garbage) costs one log line and
+// never delays the ranks. Each connection first proves the job key (bootstrap/auth.h); nothing
+// else it sends is looked at before that. Checks happen as ranks arrive; the first problem (duplicate rank id,
 // a comm-wide parameter that differs) fails the whole communicator and every rank, present or
 // arriving later, gets an error that names it. The wait for all ranks starts at the first
 // arrival and lasts HCCL_CONNECT_TIMEOUT.
@@ -21,6 +22,7 @@
 #include <mutex>
 #include <thread>
 
+#include "bootstrap/auth.h"
 #include "bootstrap/socket.h"
 #include "common/env_config.h"
 #include "common/time_util.h"
@@ -96,6 +98,8 @@ class Server {
     std::string peer;
     std::vector<uint8_t> in;
     SteadyClock::time_point hs_deadline;
+    std::unique_ptr<auth::AcceptorAuth> auth;
+    bool authed = false;
     bool hello = false;
     bool drop = false;  // answered; close without further logging
     RankInfo info;
@@ -165,8 +169,13 @@ void Server::Run() {
       bool ready = i < polled && fds[i + 2].revents != 0;
       bool keep = !conns_[i]->drop;
       if (keep && ready) keep = Service(*conns_[i]);
-      if (keep && !conns_[i]->hello && !conns_[i]->drop &&
-          SteadyClock::now() >= conns_[i]->hs_deadline) {
+      if (keep && !conns_[i]->authed && SteadyClock::now() >= conns_[i]->hs_deadline) {
+        auth::LogRejected("rendezvous server", Where(), conns_[i]->peer,
+                          fmt::format("no job-key proof within the deadline ({} bytes received)",
+                                      conns_[i]->in.size()));
+        keep = false;
+      } else if (keep && !conns_[i]->hello && !conns_[i]->drop &&
+                 SteadyClock::now() >= conns_[i]->hs_deadline) {
         HCCL_ERROR("[InitGroupStage][RanktableDetect]rendezvous server {} dropped connection from "
                    "{}: no valid handshake within the deadline ({} bytes received)",
                    Where(), conns_[i]->peer, conns_[i]->in.size());
@@ -210,6 +219,8 @@ void Server::AcceptAll() {
     c->peer = s.PeerAddress();
     c->sock = std::move(s);
     c->hs_deadline = SteadyClock::now() + 5s;
+    c->auth = std::make_unique<auth::AcceptorAuth>(auth::PurposeBit(auth::Purpose::kRendezvous),
+                                                   std::vector<auth::JobKey>{info_.key});
     conns_.push_back(std::move(c));
   }
 }
@@ -236,6 +247,31 @@ bool Server::Service(Conn& c) {
       return false;
     }
     return !eof;
+  }
+  if (!c.authed) {
+    std::vector<uint8_t> out;
+    const auth::Step step = c.auth->Feed(&c.in, &out);
+    std::string err;
+    if (!out.empty() &&
+        c.sock.SendAll(out.data(), out.size(), SteadyClock::now() + 1s, &err) != HCCL_SUCCESS) {
+      auth::LogRejected("rendezvous server", Where(), c.peer, err);
+      return false;
+    }
+    if (step == auth::Step::kFailed) {
+      auth::LogRejected("rendezvous server", Where(), c.peer, c.auth->why());
+      return false;
+    }
+    if (step == auth::Step::kMore) {
+      if (eof) {
+        auth::LogRejected("rendezvous server", Where(), c.peer,
+                          fmt::format("closed during the job-key check ({} bytes pending)",
+                                      c.in.size()));
+        return false;
+      }
+      return true;
+    }
+    c.authed = true;
+    c.auth.reset();
   }
   if (c.in.size() >= rdv::kHeaderBytes) {
     wire::Reader h(c.in.data(), rdv::kHeaderBytes);
@@ -489,6 +525,7 @@ HcclResult StartRendezvousServer(const ServerSpec& spec, RootInfo* info, std::st
   out.host_ip = spec.ip;
   out.ifname = spec.ifname;
   out.port = bound;
+  out.key = spec.key;
   out.identifier = !spec.identifier.empty()
                        ? spec.identifier
                        : fmt::format("{}%{}_{}_0_{}", spec.ip,

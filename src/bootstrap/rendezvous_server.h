@@ -19,6 +19,7 @@ struct ServerSpec {
   uint16_t first_port = 0;  // 0 = kernel-chosen
   uint32_t port_count = 1;  // tries first_port .. first_port + port_count - 1
   std::string identifier;   // empty: HCCL's "IP%IFNAME_PORT_0_TIMESTAMPus" with the bound port
+  auth::JobKey key;         // every rank proves it before its hello is read
 };
 
 // Binds, starts the server thread and fills *info. HCCL_E_UNAVAIL with *error naming the

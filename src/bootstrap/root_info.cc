@@ -9,6 +9,8 @@
 
 #include <fmt/format.h>
 
+#include <openssl/crypto.h>
+
 #include <cstring>
 
 #include "bootstrap/rendezvous_server.h"
@@ -23,7 +25,7 @@ namespace vigil::bootstrap {
 namespace {
 
 constexpr uint32_t kRootMagic = 0x49524756;  // "VGRI"
-constexpr uint16_t kRootVersion = 1;
+constexpr uint16_t kRootVersion = 2;  // 2: with the job key
 constexpr size_t kRootHeader = 16;
 constexpr size_t kMaxIdentifier = 128;  // HCCL's identifier limit
 constexpr uint32_t kRootPortRange = 32;  // HCCL_IF_BASE_PORT .. +31
@@ -34,6 +36,8 @@ void Encode(const RootInfo& info, HcclRootInfo* out) {
   payload.Str(info.host_ip);
   payload.Str(info.ifname);
   payload.Str(info.identifier);
+  payload.U8(info.key.given ? 1 : 0);
+  payload.Bytes(info.key.bytes.data(), info.key.bytes.size());
   wire::Writer w;
   w.U32(kRootMagic);
   w.U16(kRootVersion);
@@ -43,6 +47,8 @@ void Encode(const RootInfo& info, HcclRootInfo* out) {
   w.Bytes(payload.data().data(), payload.size());
   std::memset(out->internal, 0, sizeof(out->internal));
   std::memcpy(out->internal, w.data().data(), std::min(w.size(), sizeof(out->internal)));
+  OPENSSL_cleanse(payload.data().data(), payload.size());
+  OPENSSL_cleanse(w.data().data(), w.size());
 }
 
 // Raises EI0019 and logs HCCL's listen-failure line (socket type 2 = host root).
@@ -59,11 +65,15 @@ HcclResult CreateRootInfo(HcclRootInfo* out, RootInfo* info) {
   if (out == nullptr) return HCCL_E_PTR;
   const EnvConfig& env = Env();
   ServerSpec spec;
+  std::string error;
+  if (!auth::ProcessJobKey(&spec.key, &error)) {
+    HCCL_ERROR("[InitGroupStage][Auth]no job key for the root info: {}", error);
+    return HCCL_E_PARA;
+  }
   spec.ip = net::PickHostIp(&spec.ifname);
   spec.first_port = static_cast<uint16_t>(env.if_base_port);
   spec.port_count = kRootPortRange;
   RootInfo local;
-  std::string error;
   HcclResult rc = StartRendezvousServer(spec, &local, &error);
   if (rc != HCCL_SUCCESS) {
     std::string ports =
@@ -112,13 +122,17 @@ HcclResult DecodeRootInfo(const HcclRootInfo& in, RootInfo* info, std::string* e
   out.host_ip = r.Str(64);
   out.ifname = r.Str(64);
   out.identifier = r.Str(kMaxIdentifier);
-  if (!r.ok() || r.remaining() != 0) return fail("malformed payload");
+  const uint8_t key_flags = r.U8();
+  out.key.given = key_flags == 1;
+  for (uint8_t& b : out.key.bytes) b = r.U8();
+  if (!r.ok() || r.remaining() != 0 || key_flags > 1) return fail("malformed payload");
   in_addr addr;
   if (inet_pton(AF_INET, out.host_ip.c_str(), &addr) != 1) {
     return fail(fmt::format("host ip [{}] is not an IPv4 address", out.host_ip));
   }
   if (out.port == 0) return fail("port [0] is invalid");
   if (out.identifier.empty()) return fail("empty identifier");
+  auth::AdoptJobKey(out.key);
   if (info) *info = out;
   return HCCL_SUCCESS;
 }
@@ -158,8 +172,10 @@ HcclResult RootInfoFromRankTable(const RankTable& table, uint32_t my_rank, RootI
   out.host_ip = first.server_id;
   out.port = static_cast<uint16_t>(env.if_base_port);
   out.identifier = "hccl_world_group";
+  if (!auth::RankTableJobKey(&out.key, error)) return HCCL_E_PARA;
   if (my_rank == 0) {
     ServerSpec spec;
+    spec.key = out.key;
     spec.ip = first.server_id;
     spec.first_port = out.port;
     spec.port_count = 1;  // the others only know this one port

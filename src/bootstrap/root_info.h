@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "bootstrap/job_key.h"
 #include "hccl/hccl_types.h"
 
 namespace vigil::bootstrap {
@@ -19,6 +20,9 @@ struct RootInfo {
   std::string ifname;
   uint16_t port = 0;
   std::string identifier;
+  // The job key every connection of this communicator proves (job_key.h). Carried inside the
+  // root info's bytes; never logged.
+  auth::JobKey key;
 };
 
 // What every rank tells the others at init.
@@ -48,10 +52,12 @@ struct RankInfo {
 using MaintenancePortProvider = uint16_t (*)(const std::string& host_ip);
 void SetMaintenancePortProvider(MaintenancePortProvider provider);
 
-// Starts the rendezvous server thread and fills *info. EI0019 (screen + log) and HCCL_E_UNAVAIL
-// when no port in the allowed range can be bound.
+// Starts the rendezvous server thread and fills *info; the root info carries the process's job
+// key (auth::ProcessJobKey). EI0019 (screen + log) and HCCL_E_UNAVAIL when no port in the allowed
+// range can be bound; HCCL_E_PARA when VIGIL_JOB_KEY is malformed.
 HcclResult CreateRootInfo(HcclRootInfo* out, RootInfo* info);
-// HCCL_E_PARA with *error naming what is wrong when the bytes are not a root info.
+// HCCL_E_PARA with *error naming what is wrong when the bytes are not a root info. The key it
+// carries is adopted by the process (auth::AdoptJobKey).
 HcclResult DecodeRootInfo(const HcclRootInfo& in, RootInfo* info, std::string* error);
 
 // Joins the rendezvous: sends `self`, receives all ranks ordered by rank.
@@ -84,7 +90,8 @@ HcclResult LoadRankTable(const std::string& path, RankTable* table, std::string*
 // the address the rank's links listen on in a rank-table job (unless HCCL_IF_IP says otherwise).
 std::string RankTableSelfIp(const RankTable& table, uint32_t rank);
 // The root info every rank of a rank-table job agrees on without exchanging it: rank 0's
-// server_id and HCCL_IF_BASE_PORT (rank 0 serves it), identifier "hccl_world_group" unless named.
+// server_id and HCCL_IF_BASE_PORT (rank 0 serves it), identifier "hccl_world_group" unless named,
+// and the key of VIGIL_JOB_KEY (none without it: auth::RankTableJobKey).
 // When my_rank is 0 this also starts the rendezvous server on that address (EI0019 + HCCL_E_UNAVAIL
 // when the port is taken). HCCL_E_PARA when HCCL_IF_BASE_PORT is 0 or server_id is not IPv4.
 HcclResult RootInfoFromRankTable(const RankTable& table, uint32_t my_rank, RootInfo* root,

@@ -14,6 +14,7 @@
 #include <regex>
 #include <thread>
 
+#include "bootstrap/auth.h"
 #include "bootstrap/rendezvous_server.h"
 #include "bootstrap/root_info.h"
 #include "bootstrap/socket.h"
@@ -355,7 +356,41 @@ TEST_F(RendezvousTest, StrangersAreDroppedAndTheJobCompletes) {
   ASSERT_EQ(net::Connect(root.host_ip, root.port, In(5s), &silent, &err), HCCL_SUCCESS);
   auto out = RunRanks(root, {MakeRank(0, 3), MakeRank(1, 3), MakeRank(2, 3)});
   for (auto& o : out) EXPECT_EQ(o.rc, HCCL_SUCCESS) << o.error;
-  EXPECT_EQ(CountInLogs("bad magic [0x20544547]"), 1u) << Logs();
+  // One line for the stranger that spoke (its first bytes are no job-key hello) and one for the
+  // silent one once its deadline passed, if it came before the job completed.
+  EXPECT_EQ(CountInLogs("no job-key hello (first bytes [0x20544547])"), 1u) << Logs();
+}
+
+// A rank with the right identifier and wire format but another key: refused before its hello is
+// read (one line naming its address), and the job completes.
+TEST_F(RendezvousTest, ARankWithoutTheJobKeyIsRefused) {
+  RootInfo root = NewRoot();
+  ASSERT_TRUE(root.key.given);
+  RootInfo stranger = root;
+  std::string err;
+  ASSERT_TRUE(auth::GenerateJobKey(&stranger.key, &err)) << err;
+  std::vector<RankInfo> table;
+  const HcclResult rc = Rendezvous(stranger, MakeRank(0, 2), &table, &err);
+  EXPECT_EQ(rc, HCCL_E_PARA) << err;
+  EXPECT_NE(err.find("job key"), std::string::npos) << err;
+  auto out = RunRanks(root, {MakeRank(0, 2), MakeRank(1, 2)});
+  for (auto& o : out) EXPECT_EQ(o.rc, HCCL_SUCCESS) << o.error;
+  EXPECT_EQ(CountInLogs(fmt::format("[Auth]rendezvous server {}:{} rejected connection from "
+                                    "127.0.0.1:",
+                                    root.host_ip, root.port)),
+            1u)
+      << Logs();
+  EXPECT_EQ(Logs().find(auth::JobKeyHex(root.key)), std::string::npos);
+}
+
+TEST_F(RendezvousTest, RootInfoBytesCarryTheKey) {
+  HcclRootInfo bytes;
+  RootInfo made, decoded;
+  ASSERT_EQ(CreateRootInfo(&bytes, &made), HCCL_SUCCESS);
+  std::string err;
+  ASSERT_EQ(DecodeRootInfo(bytes, &decoded, &err), HCCL_SUCCESS) << err;
+  EXPECT_TRUE(decoded.key.given);
+  EXPECT_EQ(decoded.key, made.key);
 }
 
 TEST_F(RendezvousTest, WrongIdentifierIsRefused) {
@@ -378,7 +413,7 @@ TEST_F(RendezvousTest, UnreachableRootTimesOut) {
   std::string err;
   ASSERT_EQ(net::Listen("127.0.0.1", 0, &probe, &port, &err), HCCL_SUCCESS);
   probe.Close();
-  RootInfo root{"127.0.0.1", "lo", port, "nobody"};
+  RootInfo root{"127.0.0.1", "lo", port, "nobody", {}};
   std::vector<RankInfo> table;
   EXPECT_EQ(Rendezvous(root, MakeRank(0, 2), &table, &err), HCCL_E_TIMEOUT);
   EXPECT_NE(err.find("could not reach the root"), std::string::npos) << err;
