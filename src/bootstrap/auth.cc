@@ -84,6 +84,16 @@ Step AcceptorAuth::Fail(std::string why) {
   return Step::kFailed;
 }
 
+Step AcceptorAuth::Refuse(std::string why, std::vector<uint8_t>* out) {
+  wire::Writer w;
+  w.U32(kAuthMagic);
+  w.U8(kAuthVersion);
+  w.U8(1);  // refused
+  w.U16(0);
+  out->insert(out->end(), w.data().begin(), w.data().end());
+  return Fail(std::move(why));
+}
+
 Step AcceptorAuth::Feed(std::vector<uint8_t>* in, std::vector<uint8_t>* out) {
   if (stage_ < 0) return Step::kFailed;
   if (stage_ == 2) return Step::kDone;
@@ -103,9 +113,10 @@ Step AcceptorAuth::Feed(std::vector<uint8_t>* in, std::vector<uint8_t>* out) {
       return Fail(fmt::format("job-key hello version [{}] (expected [{}])", version, kAuthVersion));
     }
     if (!KnownPurpose(purpose) || (allowed_ & (1u << purpose)) == 0) {
-      return Fail(fmt::format("purpose [{}] is not served on this port",
+      return Refuse(fmt::format("purpose [{}] is not served on this port",
                               KnownPurpose(purpose) ? PurposeName(static_cast<Purpose>(purpose))
-                                                    : std::to_string(purpose).c_str()));
+                                                    : std::to_string(purpose).c_str()),
+                    out);
     }
     bool found = false;
     for (const JobKey& k : keys_) {
@@ -116,8 +127,9 @@ Step AcceptorAuth::Feed(std::vector<uint8_t>* in, std::vector<uint8_t>* out) {
       }
     }
     if (!found) {
-      return Fail(key_id == JobKeyId(JobKey()) ? "the peer has no job key"
-                                               : "the peer's job key is not this job's");
+      return Refuse(key_id == JobKeyId(JobKey()) ? "the peer has no job key"
+                                                 : "the peer's job key is not this job's",
+                    out);
     }
     purpose_ = static_cast<Purpose>(purpose);
     std::memcpy(dialer_nonce_.data(), in->data() + 16, kNonceBytes);
@@ -175,12 +187,20 @@ Step DialerAuth::Feed(std::vector<uint8_t>* in, std::vector<uint8_t>* out) {
     why_ = fmt::format("the peer did not answer the job-key hello (first bytes [0x{:08x}])", magic);
     return Step::kFailed;
   }
-  if (in->size() < kAnswerBytes) return Step::kMore;
+  if (in->size() < 8) return Step::kMore;
   const uint8_t version = r.U8();
+  const uint8_t status = r.U8();
   if (version != kAuthVersion) {
     why_ = fmt::format("job-key answer version [{}] (expected [{}])", version, kAuthVersion);
     return Step::kFailed;
   }
+  if (status != 0) {
+    why_ = fmt::format("the peer refused: it does not know this job key for a {} connection "
+                       "(another job, or a different VIGIL_JOB_KEY / root info)",
+                       PurposeName(purpose_));
+    return Step::kFailed;
+  }
+  if (in->size() < kAnswerBytes) return Step::kMore;
   Nonce theirs;
   std::memcpy(theirs.data(), in->data() + 8, kNonceBytes);
   if (theirs == my_nonce_) {
@@ -211,8 +231,13 @@ HcclResult AuthenticateDialer(net::Socket& s, Purpose purpose, const JobKey& key
   }
   std::string why;
   HcclResult rc = s.SendAll(hello.data(), hello.size(), deadline, &why);
-  std::vector<uint8_t> in(kAnswerBytes);
+  // The header first: a refusal is the header alone.
+  std::vector<uint8_t> in(8);
   if (rc == HCCL_SUCCESS) rc = s.RecvAll(in.data(), in.size(), deadline, &why);
+  if (rc == HCCL_SUCCESS && in[5] == 0) {
+    in.resize(kAnswerBytes);
+    rc = s.RecvAll(in.data() + 8, kAnswerBytes - 8, deadline, &why);
+  }
   if (rc != HCCL_SUCCESS) {
     if (error) {
       *error = fmt::format("job-key check with {} ({}) failed: {}", s.PeerAddress(),

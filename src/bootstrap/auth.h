@@ -13,7 +13,9 @@
 // (rendezvous, data, heartbeat, health) stops one kind of connection standing in for another.
 // MACs are compared in constant time (CRYPTO_memcmp). The dialer checks the acceptor before it
 // proves itself, so neither side talks to a peer without the key. The key never goes on the
-// wire; its id does (job_key.h), and an acceptor that does not know the id closes at once.
+// wire; its id does (job_key.h). An acceptor that does not know the id (or serve the purpose)
+// answers the 8-byte header alone with a non-zero status and closes, so a dialer of another job
+// fails at once instead of dialing again until its timeout.
 //
 // The exchange is written once, sans I/O (AcceptorAuth / DialerAuth take bytes in and give bytes
 // out), for the poll loops of the listeners; Authenticate* run it on a socket with a deadline.
@@ -57,6 +59,7 @@ class AcceptorAuth {
 
  private:
   Step Fail(std::string why);
+  Step Refuse(std::string why, std::vector<uint8_t>* out);
   uint32_t allowed_;
   std::vector<JobKey> keys_;
   JobKey key_;
@@ -85,8 +88,8 @@ class DialerAuth {
 };
 
 // Dialer side on a connected socket, bounded by the deadline. HCCL_E_TIMEOUT when the acceptor
-// is silent, HCCL_E_TCP_TRANSFER when it closes (an acceptor without our key closes),
-// HCCL_E_PARA when its answer does not prove the key; *error says which, naming the peer.
+// is silent, HCCL_E_TCP_TRANSFER when it closes, HCCL_E_PARA when it refuses our key or its
+// answer does not prove the key; *error says which, naming the peer.
 HcclResult AuthenticateDialer(net::Socket& s, Purpose purpose, const JobKey& key,
                               net::Deadline deadline, std::string* error);
 // Acceptor side on an accepted socket (for acceptors without a poll loop, and tests).

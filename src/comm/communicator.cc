@@ -117,6 +117,7 @@ HcclResult Communicator::Create(const CommOptions& options, std::shared_ptr<Comm
   std::string ifname;
   transport::TransportOptions topts;
   topts.comm_id = options.root.identifier;
+  topts.key = options.root.key;
   topts.self.rank = options.rank;
   topts.self.host_ip = options.host_ip.empty() ? net::PickHostIp(&ifname) : options.host_ip;
   topts.self.host_id = HostId();

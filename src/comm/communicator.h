@@ -86,6 +86,8 @@ class Communicator : public std::enable_shared_from_this<Communicator> {
   uint32_t size() const { return options_.nranks; }
   int32_t device() const { return options_.device; }
   const std::string& identifier() const { return options_.root.identifier; }
+  // The job key its connections prove (bootstrap/job_key.h); never to be logged.
+  const auth::JobKey& job_key() const { return options_.root.key; }
   const std::string& user_name() const { return options_.user_name; }
   uint32_t buffsize_mb() const { return options_.buffsize_mb; }
   const CommOptions& options() const { return options_; }

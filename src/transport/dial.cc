@@ -20,6 +20,21 @@
 
 namespace vigil::transport {
 
+HcclResult TransportImpl::DialSocket(const Endpoint& peer, SteadyClock::time_point attempt,
+                                     SteadyClock::time_point deadline, net::Socket* s,
+                                     std::string* error) {
+  HcclResult rc = net::Connect(peer.host_ip, peer.port, attempt, s, error);
+  if (rc != HCCL_SUCCESS) return rc;
+  rc = auth::AuthenticateDialer(*s, auth::Purpose::kData, opt_.key, deadline, error);
+  if (rc != HCCL_SUCCESS) {
+    s->Close();
+    if (error) *error = fmt::format("rank[{}]: {}", peer.rank, *error);
+    // A peer that answers without the job key is not this job's rank: no retry helps.
+    return rc == HCCL_E_TIMEOUT ? rc : rc == HCCL_E_PARA ? HCCL_E_PARA : HCCL_E_TCP_CONNECT;
+  }
+  return HCCL_SUCCESS;
+}
+
 HcclResult TransportImpl::Dial(const Endpoint& peer, const std::string& tag,
                                SteadyClock::time_point attempt, SteadyClock::time_point deadline,
                                std::string* error) {
@@ -42,7 +57,7 @@ HcclResult TransportImpl::DialShm(const Endpoint& peer, const std::string& tag,
   InitShmSegment(segment->base(), ring_bytes_);
 
   net::Socket ctrl;
-  rc = net::Connect(peer.host_ip, peer.port, attempt, &ctrl, error);
+  rc = DialSocket(peer, attempt, deadline, &ctrl, error);
   if (rc != HCCL_SUCCESS) return rc == HCCL_E_NOT_SUPPORT ? HCCL_E_TCP_CONNECT : rc;
   Hello h;
   h.kind = kControl;
@@ -118,8 +133,7 @@ HcclResult TransportImpl::DialTcp(const Endpoint& peer, const std::string& tag,
 
   auto handshake = [&](uint16_t kind, uint16_t index, net::Socket* s) -> HcclResult {
     // Only the control connection may give up early; the QPs follow an accepted link.
-    HcclResult r = net::Connect(peer.host_ip, peer.port, kind == kControl ? attempt : deadline, s,
-                                error);
+    HcclResult r = DialSocket(peer, kind == kControl ? attempt : deadline, deadline, s, error);
     if (r != HCCL_SUCCESS) return r;
     h.kind = kind;
     h.qp_index = index;

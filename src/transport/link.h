@@ -46,6 +46,7 @@
 #include <string>
 #include <vector>
 
+#include "bootstrap/job_key.h"
 #include "common/time_util.h"
 #include "hccl/hccl_types.h"
 
@@ -219,6 +220,9 @@ struct TransportOptions {
   uint32_t rdma_retry_cnt = 0;
   // Ring bytes per direction of shm links (power of two); 0 = default (4 MiB).
   size_t shm_ring_bytes = 0;
+  // The communicator's job key: every connection to or from this transport's listener proves
+  // it first (bootstrap/auth.h). Default: no key (all zero), as on both ends of a keyless job.
+  auth::JobKey key;
 };
 
 // How Connect waits. The default: HCCL_CONNECT_TIMEOUT, dialing again at once, EI0006 lines

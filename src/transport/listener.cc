@@ -1,6 +1,7 @@
 // The accepting side: the listener and the monitor thread, which completes handshakes whenever
-// they arrive, rejects strangers' bytes (one ERROR line, the listener keeps serving), and watches
-// every link's control socket.
+// they arrive, rejects strangers (one line, the listener keeps serving), and watches every
+// link's control socket. A connection proves the job key (bootstrap/auth.h) before its handshake
+// is read.
 #include <errno.h>
 #include <poll.h>
 #include <pthread.h>
@@ -76,7 +77,12 @@ void TransportImpl::Monitor() {
     for (size_t i = 0; i < n_incoming; ++i) {
       auto& c = incoming_[i];
       bool alive = ready[i] ? ServiceIncoming(*c) : true;
-      if (alive && SteadyClock::now() >= c->deadline) {
+      if (alive && c->auth && SteadyClock::now() >= c->deadline) {
+        auth::LogRejected(ListenerName(), ListenAddress(), c->peer,
+                          fmt::format("no job-key proof within the deadline ({} bytes received)",
+                                      c->in.size()));
+        alive = false;
+      } else if (alive && SteadyClock::now() >= c->deadline) {
         HCCL_ERROR("[InitChannelStage][Transport]rank[{}] link listener dropped connection from "
                    "{}: no valid handshake within the deadline ({} bytes received)",
                    opt_.self.rank, c->peer, c->in.size());
@@ -110,6 +116,8 @@ void TransportImpl::AcceptAll() {
     c->sock = std::move(s);
     c->deadline = SteadyClock::now() + std::min<std::chrono::seconds>(
                                            5s, std::chrono::seconds(opt_.connect_timeout_s));
+    c->auth = std::make_unique<auth::AcceptorAuth>(auth::PurposeBit(auth::Purpose::kData),
+                                                   std::vector<auth::JobKey>{opt_.key});
     incoming_.push_back(std::move(c));
   }
 }
@@ -127,6 +135,30 @@ bool TransportImpl::ServiceIncoming(Incoming& c) {
     if (r < 0 && errno == EINTR) continue;
     if (r == 0 || (errno != EAGAIN && errno != EWOULDBLOCK)) eof = true;
     break;
+  }
+  if (c.auth) {
+    std::vector<uint8_t> out;
+    const auth::Step step = c.auth->Feed(&c.in, &out);
+    std::string err;
+    if (!out.empty() &&
+        c.sock.SendAll(out.data(), out.size(), SteadyClock::now() + 1s, &err) != HCCL_SUCCESS) {
+      auth::LogRejected(ListenerName(), ListenAddress(), c.peer, err);
+      return false;
+    }
+    if (step == auth::Step::kFailed) {
+      auth::LogRejected(ListenerName(), ListenAddress(), c.peer, c.auth->why());
+      return false;
+    }
+    if (step == auth::Step::kMore) {
+      if (eof) {
+        auth::LogRejected(ListenerName(), ListenAddress(), c.peer,
+                          fmt::format("closed during the job-key check ({} bytes pending)",
+                                      c.in.size()));
+        return false;
+      }
+      return true;
+    }
+    c.auth.reset();
   }
   if (c.in.size() >= kHeaderBytes) {
     wire::Reader h(c.in.data(), kHeaderBytes);

@@ -175,7 +175,7 @@ HcclResult TransportImpl::NotifyPeer(const Endpoint& peer, const RetryNotice& no
   }
   const auto deadline = SteadyClock::now() + 500ms;
   net::Socket s;
-  HcclResult rc = net::Connect(peer.host_ip, peer.port, deadline, &s, error);
+  HcclResult rc = DialSocket(peer, deadline, deadline, &s, error);
   if (rc != HCCL_SUCCESS) return HCCL_E_TCP_CONNECT;
   Hello h;
   h.kind = kNotice;

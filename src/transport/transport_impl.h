@@ -14,6 +14,9 @@
 #include <thread>
 #include <vector>
 
+#include <fmt/format.h>
+
+#include "bootstrap/auth.h"
 #include "bootstrap/socket.h"
 #include "transport/handshake.h"
 #include "transport/link.h"
@@ -116,6 +119,7 @@ class TransportImpl final : public Transport {
     std::string peer;
     std::vector<uint8_t> in;
     SteadyClock::time_point deadline;
+    std::unique_ptr<auth::AcceptorAuth> auth;  // null once the job key is proven
   };
   struct PendingTcp {
     Hello hello;
@@ -183,6 +187,15 @@ class TransportImpl final : public Transport {
   HcclResult DialTcp(const Endpoint& peer, const std::string& tag,
                      SteadyClock::time_point attempt, SteadyClock::time_point deadline,
                      std::string* error);
+
+  // Connects to the peer's listener (retrying refusals until `attempt`) and proves the job key
+  // both ways by `deadline`: every connection this transport makes starts here.
+  HcclResult DialSocket(const Endpoint& peer, SteadyClock::time_point attempt,
+                        SteadyClock::time_point deadline, net::Socket* s, std::string* error);
+
+  // For the [Auth] line of a refused connection: "rank[3] data-link listener", "ip:port".
+  std::string ListenerName() const { return fmt::format("rank[{}] data-link listener", opt_.self.rank); }
+  std::string ListenAddress() const { return fmt::format("{}:{}", opt_.self.host_ip, port_); }
 
   void Monitor();
   void AcceptAll();

@@ -15,6 +15,7 @@
 #include <thread>
 
 #include "../bootstrap/test_env.h"
+#include "bootstrap/job_key.h"
 #include "bootstrap/socket.h"
 #include "runtime/device_memory.h"
 #include "transport/link.h"
@@ -202,9 +203,10 @@ std::string ModeName(const ::testing::TestParamInfo<Mode>& info) {
 
 class Ranks {
  public:
-  Ranks(uint32_t n, Mode mode) {
+  Ranks(uint32_t n, Mode mode, const auth::JobKey& key = auth::JobKey()) {
     for (uint32_t r = 0; r < n; ++r) {
       opts.push_back(Options(r, "host-a", mode.tcp, mode.qps));
+      opts.back().key = key;
       std::unique_ptr<Transport> t;
       std::string err;
       EXPECT_EQ(Transport::Create(opts.back(), &t, &err), HCCL_SUCCESS) << err;
@@ -502,7 +504,36 @@ TEST_P(LinkTest, StrangerBytesOnTheListenerAreDropped) {
   ASSERT_EQ(Progress(x0, Within(10s), &e), HCCL_SUCCESS);
   ASSERT_EQ(Progress(x1, Within(10s), &e), HCCL_SUCCESS);
   EXPECT_EQ(got, msg);
-  EXPECT_EQ(CountInLogs("not a Vigil link"), 1u);
+  EXPECT_EQ(CountInLogs("[Auth]rank[1] data-link listener 127.0.0.1:" +
+                        std::to_string(ranks.eps[1].port) +
+                        " rejected connection from 127.0.0.1:"),
+            1u)
+      << Logs();
+  EXPECT_EQ(CountInLogs("no job-key hello"), 1u);
+}
+
+// A rank of another job (same communicator name and wire format, another key) cannot make a
+// link: it gives up at once, the listener logs its address, and the job's own links work.
+TEST_P(LinkTest, ADialerWithAnotherKeyIsRefused) {
+  auth::JobKey key, other;
+  std::string err;
+  ASSERT_TRUE(auth::GenerateJobKey(&key, &err));
+  ASSERT_TRUE(auth::GenerateJobKey(&other, &err));
+  Ranks ranks(2, GetParam(), key);
+  Ranks stranger(1, GetParam(), other);  // its rank 0 dials (the lower rank dials) ranks' rank 1
+  Endpoint target = ranks.eps[1];
+  EXPECT_EQ(stranger.ts[0]->Connect({target}, "AllReduce_test", &err), HCCL_E_PARA) << err;
+  EXPECT_NE(err.find("job key"), std::string::npos) << err;
+  ranks.ConnectAll();
+  std::vector<uint8_t> msg = Pattern(2, 5000), got(5000);
+  std::vector<Xfer> x0{{ranks.ts[0]->link(1), true, msg.data(), msg.size()}};
+  std::vector<Xfer> x1{{ranks.ts[1]->link(0), false, got.data(), got.size()}};
+  ProgressError e;
+  ASSERT_EQ(Progress(x0, Within(10s), &e), HCCL_SUCCESS);
+  ASSERT_EQ(Progress(x1, Within(10s), &e), HCCL_SUCCESS);
+  EXPECT_EQ(got, msg);
+  EXPECT_EQ(CountInLogs("[Auth]rank[1] data-link listener"), 1u) << Logs();
+  EXPECT_EQ(Logs().find(auth::JobKeyHex(key)), std::string::npos);
 }
 
 // Heads (op headers): sent with the body, judged by the receiver's hook before the body is
