@@ -151,6 +151,7 @@ HcclResult VigilCommShrink(HcclComm comm, const uint32_t* excludeRanks, uint32_t
   // Agreement.
   vigil::dfx::AgreementInput in;
   in.identifier = old->identifier();
+  in.key = old->job_key();
   in.rank = old->rank();
   in.size = old->size();
   for (const auto& r : old->ranks()) {

@@ -61,12 +61,14 @@ void ReportBindFailure(const std::string& ip, const std::string& ports, const st
 
 }  // namespace
 
-HcclResult CreateRootInfo(HcclRootInfo* out, RootInfo* info) {
+HcclResult CreateRootInfo(HcclRootInfo* out, RootInfo* info, const auth::JobKey* key) {
   if (out == nullptr) return HCCL_E_PTR;
   const EnvConfig& env = Env();
   ServerSpec spec;
   std::string error;
-  if (!auth::ProcessJobKey(&spec.key, &error)) {
+  if (key != nullptr) {
+    spec.key = *key;
+  } else if (!auth::ProcessJobKey(&spec.key, &error)) {
     HCCL_ERROR("[InitGroupStage][Auth]no job key for the root info: {}", error);
     return HCCL_E_PARA;
   }

@@ -55,7 +55,8 @@ void SetMaintenancePortProvider(MaintenancePortProvider provider);
 // Starts the rendezvous server thread and fills *info; the root info carries the process's job
 // key (auth::ProcessJobKey). EI0019 (screen + log) and HCCL_E_UNAVAIL when no port in the allowed
 // range can be bound; HCCL_E_PARA when VIGIL_JOB_KEY is malformed.
-HcclResult CreateRootInfo(HcclRootInfo* out, RootInfo* info);
+// `key`: the key to carry instead (a shrink keeps its communicator's).
+HcclResult CreateRootInfo(HcclRootInfo* out, RootInfo* info, const auth::JobKey* key = nullptr);
 // HCCL_E_PARA with *error naming what is wrong when the bytes are not a root info. The key it
 // carries is adopted by the process (auth::AdoptJobKey).
 HcclResult DecodeRootInfo(const HcclRootInfo& in, RootInfo* info, std::string* error);

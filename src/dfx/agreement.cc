@@ -21,6 +21,7 @@
 #include <optional>
 #include <tuple>
 
+#include "bootstrap/auth.h"
 #include "bootstrap/root_info.h"
 #include "bootstrap/wire.h"
 #include "common/time_util.h"
@@ -189,7 +190,8 @@ class Mailbox {
 
 // One message on a connection of its own to a heartbeat listener: connect (not retried: a
 // refused connection is a process gone), write, close. False (and *why) when it did not go.
-bool SendTo(const std::string& endpoint, const std::vector<uint8_t>& frame, std::string* why) {
+bool SendTo(const std::string& endpoint, const auth::JobKey& key, const std::vector<uint8_t>& frame,
+            std::string* why) {
   const size_t colon = endpoint.rfind(':');
   if (endpoint.empty() || colon == std::string::npos) {
     *why = "no heartbeat listener";
@@ -226,8 +228,16 @@ bool SendTo(const std::string& endpoint, const std::vector<uint8_t>& frame, std:
     int so = 0;
     socklen_t len = sizeof(so);
     getsockopt(fd, SOL_SOCKET, SO_ERROR, &so, &len);
+    net::Socket view(fd);
+    std::string err;
+    const bool proven =
+        so == 0 && auth::AuthenticateDialer(view, auth::Purpose::kHeartbeat, key, deadline, &err) ==
+                       HCCL_SUCCESS;
+    (void)view.Release();
     if (so != 0) {
       *why = fmt::format("connect: {}", std::strerror(so));
+    } else if (!proven) {
+      *why = err;
     } else {
       size_t pos = 0;
       while (pos < frame.size()) {
@@ -274,7 +284,8 @@ class Round {
     m.from = in_.rank;
     m.to = to;
     std::string why;
-    if (!SendTo(to < in_.endpoints.size() ? in_.endpoints[to] : std::string(), Encode(m), &why)) {
+    if (!SendTo(to < in_.endpoints.size() ? in_.endpoints[to] : std::string(), in_.key, Encode(m),
+                &why)) {
       HCCL_RUN_INFO("[Shrink]communicator[{}] round[{}]: message to rank[{}] not sent: {}",
                     in_.identifier, out_.round, to, why);
     }
@@ -348,7 +359,7 @@ std::optional<AgreementOutcome> Round::Coordinate(SteadyClock::time_point now, b
   if (pending.empty() && !differs) {
     HcclRootInfo root{};
     bootstrap::RootInfo made;
-    if (bootstrap::CreateRootInfo(&root, &made) != HCCL_SUCCESS) {
+    if (bootstrap::CreateRootInfo(&root, &made, &in_.key) != HCCL_SUCCESS) {
       return FailAll(
           fmt::format("coordinator rank[{}] could not make the new communicator's root "
                       "info (see its log)",

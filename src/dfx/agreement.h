@@ -29,6 +29,7 @@
 #include <string>
 #include <vector>
 
+#include "bootstrap/job_key.h"
 #include "hccl/hccl_types.h"
 
 namespace vigil::dfx {
@@ -49,6 +50,9 @@ struct AgreementInput {
   std::set<uint32_t> exclude;          // given (from_view false)
   std::function<std::set<uint32_t>()> lost;  // the heartbeat's LOST ranks of the communicator
   std::chrono::milliseconds timeout{120000};
+  // The communicator's job key: every message's connection proves it, and the new root info
+  // carries it (so the shrunk communicator stays the same job's).
+  auth::JobKey key;
 };
 
 // One caller's proposal as heard.

@@ -42,6 +42,7 @@ void Heartbeat::Impl::Attach(const std::shared_ptr<comm::Communicator>& comm) {
   e->identifier = comm->identifier();
   e->info = comm->info();
   e->key = CommKey(e->identifier);
+  e->job_key = comm->job_key();
   e->rank = me;
   e->size = comm->size();
   e->exec_timeout_s = ranks[me].exec_timeout_s;
@@ -68,6 +69,7 @@ void Heartbeat::Impl::Attach(const std::shared_ptr<comm::Communicator>& comm) {
     for (const auto& [ep, pid] : keys) {
       Peer& p = PeerLocked(ep);
       p.pid = pid;
+      if (p.refs == 0) p.job_key = e->job_key;  // the key its dials prove
       ++p.refs;
       if (p.closing && p.bye_sent) {  // the neighbour was told goodbye: start over
         if (p.fd >= 0) close(p.fd);

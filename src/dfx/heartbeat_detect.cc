@@ -1,6 +1,7 @@
 // Heartbeat detection: LOST (silence, a broken link, a process that exited), STUCK (op counters
 // against the peers'), ERROR CQE (a data link's error); events raised once, the communicators
 // they abort, and the Cluster Exception report of a failed op.
+#include "bootstrap/auth.h"
 #include "dfx/heartbeat_impl.h"
 
 #include <arpa/inet.h>
@@ -27,12 +28,19 @@ namespace vigil::dfx {
 // downed network), leaves it a link fault. The answer is kept: a dead process stays dead.
 bool Heartbeat::Impl::PeerExited(const std::string& uid) {
   std::string ep;
+  auth::JobKey key;
   {
     std::lock_guard<std::mutex> lock(mu_);
     if (exited_.count(uid) != 0) return true;
     auto it = endpoint_of_uid_.find(uid);
     if (it == endpoint_of_uid_.end()) return false;
     ep = it->second;
+    for (const auto& c : comms_) {
+      if (std::find(c->uids.begin(), c->uids.end(), uid) != c->uids.end()) {
+        key = c->job_key;
+        break;
+      }
+    }
   }
   const size_t colon = ep.rfind(':');
   if (colon == std::string::npos) return false;
@@ -70,20 +78,18 @@ bool Heartbeat::Impl::PeerExited(const std::string& uid) {
     }
   }
   if (connected) {
-    const std::vector<uint8_t> q = EncodeQuery();
-    if (send(fd, q.data(), q.size(), MSG_NOSIGNAL) == static_cast<ssize_t>(q.size())) {
-      pollfd pfd{fd, POLLIN, 0};
-      if (poll(&pfd, 1, static_cast<int>(kProbeTimeout.count())) == 1) {
-        char b = 0;
-        const ssize_t r = recv(fd, &b, 1, MSG_DONTWAIT);
-        refused = r == 0 || (r < 0 && gone(errno));
-        how = r > 0 ? "answered" : r == 0 ? "closed" : fmt::format("recv: {}", std::strerror(errno));
-      } else {
-        how = "query: no answer";
-      }
+    // The job-key check is the question: a live listener answers it (or refuses a key it does
+    // not know, which is an answer too); a dying one resets or closes.
+    net::Socket view(fd);
+    std::string err;
+    const HcclResult rc = auth::AuthenticateDialer(view, auth::Purpose::kHealth, key,
+                                                   SteadyClock::now() + kProbeTimeout, &err);
+    (void)view.Release();
+    if (rc == HCCL_SUCCESS || rc == HCCL_E_PARA) {
+      how = "answered";
     } else {
-      refused = gone(errno);
-      how = fmt::format("send: {}", std::strerror(errno));
+      refused = rc == HCCL_E_TCP_TRANSFER;  // closed or reset
+      how = rc == HCCL_E_TIMEOUT ? std::string("query: no answer") : err;
     }
   }
   HCCL_RUN_INFO("[Heartbeat]liveness probe of [{}] at [{}]: {} ({})", uid, ep,

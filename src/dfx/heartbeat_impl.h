@@ -19,6 +19,7 @@
 #include <thread>
 #include <vector>
 
+#include "bootstrap/auth.h"
 #include "bootstrap/socket.h"
 #include "comm/communicator.h"
 #include "comm/op.h"
@@ -52,6 +53,7 @@ struct CommEntry {
   const comm::Communicator* raw = nullptr;
   std::string identifier;
   uint64_t key = 0;
+  auth::JobKey job_key;  // its connections prove it (bootstrap/auth.h); never logged
   uint32_t rank = 0;
   uint32_t size = 0;
   uint32_t exec_timeout_s = 0;
@@ -109,11 +111,24 @@ struct Peer {
   SteadyClock::time_point want_since;
   SteadyClock::time_point next_dial;
   SteadyClock::time_point connect_started;
+  // Dialing: the job key of the first communicator that wanted this neighbour, and the check
+  // in progress on a connected socket (the peer is kConnecting until it passes).
+  auth::JobKey job_key;
+  std::unique_ptr<auth::DialerAuth> auth;
+  std::vector<uint8_t> auth_in;
+  std::vector<uint8_t> after_auth;  // the heartbeat hello, sent with the proof
+  bool tcp_connected = false;
+  bool auth_warned = false;  // one line per neighbour for failed checks, not one per redial
 };
 
 // An accepted connection before it said who it is (hello: a neighbour; query: vigil health).
+// It proves the job key first (purpose heartbeat: hello or agreement; health: query only).
 struct Anon {
   int fd = -1;
+  std::string peer;  // "ip:port"
+  std::unique_ptr<auth::AcceptorAuth> auth;  // null once proven
+  std::vector<uint8_t> auth_in;
+  auth::Purpose purpose = auth::Purpose::kHealth;
   FrameReader in;
   std::vector<uint8_t> out;
   size_t out_pos = 0;
@@ -188,6 +203,9 @@ class Heartbeat::Impl : public comm::OpObserver {
   void QueueLocked(Peer& p, const std::vector<uint8_t>& frame, bool is_beat);
   void ConnectedLocked(Peer& p, SteadyClock::time_point now);
   void DialLocked(Peer& p, SteadyClock::time_point now);
+  void DialFailedLocked(Peer& p, const std::string& why);
+  void AuthStepLocked(Peer& p, SteadyClock::time_point now);
+  bool AnonAuthLocked(Anon& a);
   std::string self_ip() const { return self_key_.substr(0, self_key_.rfind(':')); }
   void HandleFrameLocked(Peer& p, FrameType type, const std::vector<uint8_t>& body,
                          SteadyClock::time_point now);

@@ -106,9 +106,63 @@ void Heartbeat::Impl::DialLocked(Peer& p, SteadyClock::time_point now) {
   p.in = FrameReader();
   p.out.clear();
   p.out_pos = 0;
+  // The job-key check first; the heartbeat hello follows the proof (AuthStepLocked).
+  p.auth = std::make_unique<auth::DialerAuth>(auth::Purpose::kHeartbeat, p.job_key);
+  p.out = p.auth->Start();
+  p.auth_in.clear();
   HelloFrame h{self_ip(), port_, static_cast<uint32_t>(getpid())};
-  p.out = EncodeHello(h);
-  if (rc == 0) ConnectedLocked(p, now);
+  p.after_auth = EncodeHello(h);
+  p.tcp_connected = rc == 0;
+  if (p.tcp_connected && !Flush(p.fd, p.out, p.out_pos)) DialFailedLocked(p, "send failed");
+}
+
+void Heartbeat::Impl::DialFailedLocked(Peer& p, const std::string& why) {
+  if (p.auth != nullptr && p.tcp_connected && !p.auth_warned) {
+    p.auth_warned = true;
+    HCCL_RUN_WARNING("[Auth]maintenance link to [{}]: the job-key check failed: {}; dialing "
+                     "again every {} ms",
+                     p.key, why, kDialRetry.count());
+  }
+  if (p.fd >= 0) close(p.fd);
+  p.fd = -1;
+  p.auth.reset();
+  p.auth_in.clear();
+  p.out.clear();
+  p.out_pos = 0;
+  p.tcp_connected = false;
+  p.state = PeerState::kWant;
+}
+
+// A dialed connection's job-key check: reads the answer, sends the proof and the hello.
+void Heartbeat::Impl::AuthStepLocked(Peer& p, SteadyClock::time_point now) {
+  uint8_t buf[256];
+  bool eof = false;
+  for (;;) {
+    ssize_t n = recv(p.fd, buf, sizeof(buf), MSG_DONTWAIT);
+    if (n > 0) {
+      p.auth_in.insert(p.auth_in.end(), buf, buf + n);
+      continue;
+    }
+    if (n < 0 && errno == EINTR) continue;
+    eof = n == 0 || (errno != EAGAIN && errno != EWOULDBLOCK);
+    break;
+  }
+  std::vector<uint8_t> out;
+  const auth::Step step = p.auth->Feed(&p.auth_in, &out);
+  if (step == auth::Step::kFailed) return DialFailedLocked(p, p.auth->why());
+  if (step == auth::Step::kMore) {
+    if (eof) DialFailedLocked(p, "closed by the neighbour during the check");
+    return;
+  }
+  p.auth.reset();
+  p.auth_warned = false;
+  p.out = std::move(out);
+  p.out_pos = 0;
+  p.out.insert(p.out.end(), p.after_auth.begin(), p.after_auth.end());
+  p.after_auth.clear();
+  if (!p.auth_in.empty()) p.in.Append(p.auth_in.data(), p.auth_in.size());
+  p.auth_in.clear();
+  ConnectedLocked(p, now);
 }
 
 void Heartbeat::Impl::HandleFrameLocked(Peer& p, FrameType type, const std::vector<uint8_t>& body,
@@ -145,17 +199,28 @@ void Heartbeat::Impl::HandleFrameLocked(Peer& p, FrameType type, const std::vect
 void Heartbeat::Impl::ServicePeerLocked(Peer& p, short revents, SteadyClock::time_point now) {
   if (p.fd < 0) return;
   if (p.state == PeerState::kConnecting) {
-    if ((revents & (POLLOUT | POLLERR | POLLHUP)) == 0) return;
-    int err = 0;
-    socklen_t len = sizeof(err);
-    getsockopt(p.fd, SOL_SOCKET, SO_ERROR, &err, &len);
-    if (err != 0) {
-      close(p.fd);
-      p.fd = -1;
-      p.state = PeerState::kWant;
-      return;
+    if (!p.tcp_connected) {
+      if ((revents & (POLLOUT | POLLERR | POLLHUP)) == 0) return;
+      int err = 0;
+      socklen_t len = sizeof(err);
+      getsockopt(p.fd, SOL_SOCKET, SO_ERROR, &err, &len);
+      if (err != 0) {
+        close(p.fd);
+        p.fd = -1;
+        p.state = PeerState::kWant;
+        return;
+      }
+      p.tcp_connected = true;
+      if (!Flush(p.fd, p.out, p.out_pos)) return DialFailedLocked(p, "send failed");
     }
-    ConnectedLocked(p, now);
+    if (p.auth == nullptr || (revents & (POLLIN | POLLERR | POLLHUP)) == 0) return;
+    AuthStepLocked(p, now);
+    if (p.state != PeerState::kUp) return;
+    FrameType type;
+    std::vector<uint8_t> body;
+    bool bad = false;
+    while (p.fd >= 0 && p.in.Next(&type, &body, &bad)) HandleFrameLocked(p, type, body, now);
+    return;
   }
   if (revents & POLLIN || revents & (POLLERR | POLLHUP)) {
     std::string why;
@@ -180,13 +245,64 @@ void Heartbeat::Impl::ServicePeerLocked(Peer& p, short revents, SteadyClock::tim
   }
 }
 
+// The job-key check of an accepted connection; false when it failed (logged, closed).
+bool Heartbeat::Impl::AnonAuthLocked(Anon& a) {
+  uint8_t buf[256];
+  bool eof = false;
+  for (;;) {
+    ssize_t n = recv(a.fd, buf, sizeof(buf), MSG_DONTWAIT);
+    if (n > 0) {
+      a.auth_in.insert(a.auth_in.end(), buf, buf + n);
+      if (a.auth_in.size() > 4096) break;  // the check needs 64 bytes; the rest waits
+      continue;
+    }
+    if (n < 0 && errno == EINTR) continue;
+    eof = n == 0 || (errno != EAGAIN && errno != EWOULDBLOCK);
+    break;
+  }
+  const auth::Step step = a.auth->Feed(&a.auth_in, &a.out);
+  if (!a.out.empty() && !Flush(a.fd, a.out, a.out_pos)) {
+    auth::LogRejected("heartbeat listener", self_key_, a.peer, "send failed");
+    CloseAnon(a);
+    return false;
+  }
+  if (step == auth::Step::kFailed) {
+    auth::LogRejected("heartbeat listener", self_key_, a.peer, a.auth->why());
+    CloseAnon(a);
+    return false;
+  }
+  if (step == auth::Step::kMore) {
+    if (eof) {
+      auth::LogRejected("heartbeat listener", self_key_, a.peer,
+                        fmt::format("closed during the job-key check ({} bytes pending)",
+                                    a.auth_in.size()));
+      CloseAnon(a);
+      return false;
+    }
+    return true;
+  }
+  a.purpose = a.auth->purpose();
+  a.auth.reset();
+  if (!a.auth_in.empty()) a.in.Append(a.auth_in.data(), a.auth_in.size());
+  a.auth_in.clear();
+  return true;
+}
+
 void Heartbeat::Impl::ServiceAnonLocked(Anon& a, SteadyClock::time_point now) {
+  if (a.auth != nullptr) {
+    if (!AnonAuthLocked(a) || a.auth != nullptr) return;
+  }
   std::string why;
   const bool alive = Drain(a.fd, a.in, &why);
   FrameType type;
   std::vector<uint8_t> body;
   bool bad = false;
   if (!a.replied && a.in.Next(&type, &body, &bad)) {
+    // A health connection may only ask; links and agreement messages are the ranks'.
+    if (a.purpose == auth::Purpose::kHealth && type != FrameType::kQuery) {
+      CloseAnon(a);
+      return;
+    }
     if (type == FrameType::kHello) {
       HelloFrame h;
       if (!DecodeHello(body, &h)) {
@@ -229,12 +345,22 @@ void Heartbeat::Impl::CloseAnon(Anon& a) {
 
 void Heartbeat::Impl::AcceptLocked(SteadyClock::time_point now) {
   for (;;) {
-    int fd = accept4(listener_.fd(), nullptr, nullptr, SOCK_NONBLOCK | SOCK_CLOEXEC);
+    sockaddr_in addr{};
+    socklen_t len = sizeof(addr);
+    int fd = accept4(listener_.fd(), reinterpret_cast<sockaddr*>(&addr), &len,
+                     SOCK_NONBLOCK | SOCK_CLOEXEC);
     if (fd < 0) return;
     SetNoDelay(fd);
+    char ip[INET_ADDRSTRLEN] = {0};
+    inet_ntop(AF_INET, &addr.sin_addr, ip, sizeof(ip));
     Anon a;
     a.fd = fd;
+    a.peer = fmt::format("{}:{}", ip, ntohs(addr.sin_port));
     a.deadline = now + kAnonTimeout;
+    // Keys of every communicator this process joined: the listener is the process's.
+    a.auth = std::make_unique<auth::AcceptorAuth>(
+        auth::PurposeBit(auth::Purpose::kHeartbeat) | auth::PurposeBit(auth::Purpose::kHealth),
+        auth::KnownJobKeys());
     anon_.push_back(std::move(a));
   }
 }
@@ -264,9 +390,7 @@ void Heartbeat::Impl::TimersLocked(SteadyClock::time_point now) {
         break;
       case PeerState::kConnecting:
         if (now - p.connect_started > kConnectTimeout) {
-          close(p.fd);
-          p.fd = -1;
-          p.state = PeerState::kWant;
+          DialFailedLocked(p, p.tcp_connected ? "no answer to the job-key hello" : "connect timed out");
         }
         break;
       case PeerState::kUp:
@@ -286,7 +410,14 @@ void Heartbeat::Impl::TimersLocked(SteadyClock::time_point now) {
     }
   }
   for (Anon& a : anon_) {
-    if (a.fd >= 0 && now > a.deadline) CloseAnon(a);
+    if (a.fd >= 0 && now > a.deadline) {
+      if (a.auth != nullptr) {
+        auth::LogRejected("heartbeat listener", self_key_, a.peer,
+                          fmt::format("no job-key proof within the deadline ({} bytes received)",
+                                      a.auth_in.size()));
+      }
+      CloseAnon(a);
+    }
   }
 }
 
@@ -356,7 +487,10 @@ void Heartbeat::Impl::Loop() {
       for (auto& [key, p] : peers_) {
         if (p.fd < 0) continue;
         short ev = POLLIN;
-        if (p.state == PeerState::kConnecting || p.out_pos < p.out.size()) ev |= POLLOUT;
+        if ((p.state == PeerState::kConnecting && !p.tcp_connected) ||
+            (p.state != PeerState::kConnecting && p.out_pos < p.out.size())) {
+          ev |= POLLOUT;
+        }
         fds.push_back({p.fd, ev, 0});
         slots.push_back({true, key});
       }

@@ -17,6 +17,7 @@
 #include <thread>
 #include <vector>
 
+#include "bootstrap/job_key.h"
 #include "bootstrap/root_info.h"
 #include "dfx/heartbeat.h"
 
@@ -33,6 +34,18 @@ std::string Listener() {
   (void)g_env;
   Heartbeat::Instance().EnsureListener("127.0.0.1");
   return Heartbeat::Instance().listen_address();
+}
+
+// The key of the job these rounds belong to: the process joined it, so its listener accepts it.
+const auth::JobKey& TestKey() {
+  static const auth::JobKey key = [] {
+    auth::JobKey k;
+    std::string err;
+    EXPECT_TRUE(auth::GenerateJobKey(&k, &err)) << err;
+    auth::AdoptJobKey(k);
+    return k;
+  }();
+  return key;
 }
 
 std::string UniqueId(const char* name) {
@@ -54,6 +67,7 @@ std::map<uint32_t, AgreementOutcome> RunRound(const std::string& id, uint32_t si
                                               std::chrono::milliseconds timeout) {
   const std::string ep = Listener();
   EXPECT_FALSE(ep.empty()) << "the heartbeat's listener did not start";
+  (void)TestKey();
   std::map<uint32_t, AgreementOutcome> out;
   std::vector<AgreementOutcome> results(callers.size());
   std::vector<std::thread> threads;
@@ -68,6 +82,7 @@ std::map<uint32_t, AgreementOutcome> RunRound(const std::string& id, uint32_t si
       in.exclude = callers[i].exclude;
       in.lost = callers[i].lost;
       in.timeout = timeout;
+      in.key = TestKey();
       results[i] = Agree(in);
     });
   }
@@ -151,6 +166,40 @@ TEST(Agreement, ARankInItsOwnSetFailsAtOnce) {
   auto out = RunRound(UniqueId("self"), 3, {{1, {1}}}, std::chrono::seconds(5));
   EXPECT_FALSE(out[1].ok);
   EXPECT_NE(out[1].error.find("an excluded rank does not call"), std::string::npos);
+}
+
+// A rank that does not know the job key cannot send the survivors a proposal or a decision.
+TEST(Agreement, MessagesOfAnotherKeyDoNotArrive) {
+  const std::string ep = Listener();
+  (void)TestKey();
+  auth::JobKey other;
+  std::string err;
+  ASSERT_TRUE(auth::GenerateJobKey(&other, &err));
+  const std::string id = UniqueId("other_key");
+  AgreementOutcome stranger;
+  std::thread t([&] {
+    AgreementInput in;
+    in.identifier = id;
+    in.rank = 1;
+    in.size = 2;
+    in.endpoints.assign(2, ep);
+    in.timeout = std::chrono::seconds(2);
+    in.lost = [] { return std::set<uint32_t>(); };
+    in.key = other;
+    stranger = Agree(in);
+  });
+  AgreementInput in;
+  in.identifier = id;
+  in.rank = 0;
+  in.size = 2;
+  in.endpoints.assign(2, ep);
+  in.timeout = std::chrono::seconds(2);
+  in.lost = [] { return std::set<uint32_t>(); };
+  in.key = TestKey();
+  const AgreementOutcome mine = Agree(in);
+  t.join();
+  EXPECT_FALSE(mine.ok);  // rank 1's proposal never came
+  EXPECT_FALSE(stranger.ok);
 }
 
 TEST(Agreement, AStrangersBytesAreDropped) {
