@@ -5,11 +5,13 @@
  *                 (OpenMPI's mpirun), else SLURM_PROCID / SLURM_NTASKS (srun), else PMI_RANK / PMI_SIZE.
  *   root info   : VIGIL_ROOT_INFO (hex, set by `vigil run`, whose launcher serves the rendezvous),
  *                 else the file VIGIL_ROOT_INFO_FILE: rank 0 calls HcclGetRootInfo and writes it
- *                 (atomically), the other ranks wait for it (up to HCCL_CONNECT_TIMEOUT or 120 s).
+ *                 (atomically, readable by its owner only: it carries the job key), the other
+ *                 ranks wait for it (up to HCCL_CONNECT_TIMEOUT or 120 s).
  */
 #ifndef VIGIL_LAUNCH_H_
 #define VIGIL_LAUNCH_H_
 
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -70,8 +72,12 @@ static inline HcclResult VigilLaunchRootInfo(uint32_t rank, HcclRootInfo* info) 
     if (rc != HCCL_SUCCESS) return rc;
     char tmp[4096];
     snprintf(tmp, sizeof(tmp), "%s.tmp.%d", path, (int)getpid());
-    FILE* f = fopen(tmp, "wb");
-    if (f == NULL) return HCCL_E_OPEN_FILE_FAILURE;
+    int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+    FILE* f = fd >= 0 ? fdopen(fd, "wb") : NULL;
+    if (f == NULL) {
+      if (fd >= 0) close(fd);
+      return HCCL_E_OPEN_FILE_FAILURE;
+    }
     size_t written = fwrite(info->internal, 1, sizeof(info->internal), f);
     fclose(f);
     if (written != sizeof(info->internal) || rename(tmp, path) != 0) return HCCL_E_OPEN_FILE_FAILURE;

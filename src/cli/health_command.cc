@@ -22,6 +22,9 @@
 #include <string>
 #include <vector>
 
+#include "bootstrap/auth.h"
+#include "bootstrap/socket.h"
+#include "cli/job_key_file.h"
 #include "dfx/heartbeat_frame.h"
 
 namespace vigil::cli {
@@ -36,6 +39,7 @@ struct HealthOptions {
   std::vector<std::string> targets;
   bool json_out = false;
   double timeout_s = 2.0;
+  std::string rootinfo_file;  // the job key's source (cli/job_key_file.h)
 };
 
 bool SplitHostPort(const std::string& s, std::string* host, uint16_t* port) {
@@ -64,7 +68,8 @@ bool WaitFd(int fd, short events, Clock::time_point deadline) {
 }
 
 // One query: the rank's view as JSON, or *error.
-bool Query(const std::string& endpoint, double timeout_s, json* view, std::string* error) {
+bool Query(const std::string& endpoint, double timeout_s, const auth::JobKey& key, json* view,
+           std::string* error) {
   std::string host;
   uint16_t port = 0;
   if (!SplitHostPort(endpoint, &host, &port)) {
@@ -98,6 +103,14 @@ bool Query(const std::string& endpoint, double timeout_s, json* view, std::strin
   socklen_t len = sizeof(err);
   getsockopt(fd, SOL_SOCKET, SO_ERROR, &err, &len);
   if (err != 0) return fail(strerror(err));
+  {
+    // The listener reads nothing before the job key is proven (bootstrap/auth.h).
+    net::Socket view(fd);
+    std::string why;
+    const HcclResult rc = auth::AuthenticateDialer(view, auth::Purpose::kHealth, key, deadline, &why);
+    (void)view.Release();
+    if (rc != HCCL_SUCCESS) return fail(why);
+  }
   const std::vector<uint8_t> q = dfx::EncodeQuery();
   size_t sent = 0;
   while (sent < q.size()) {
@@ -259,11 +272,19 @@ int RunHealth(const HealthOptions& o) {
                fmt::join(targets, " "));
     return 2;
   }
+  auth::JobKey key;
+  std::string key_from, key_error;
+  const std::string key_folder =
+      !o.targets.empty() && fs::is_directory(o.targets.front()) ? o.targets.front() : DefaultLogDir();
+  if (!FindJobKey(o.rootinfo_file, key_folder, &key, &key_from, &key_error)) {
+    fmt::print(stderr, "vigil health: no job key: {}\n", key_error);
+    return 2;
+  }
   json first;
   std::string via, error;
   std::vector<std::string> tried;
   for (const std::string& ep : candidates) {
-    if (Query(ep, o.timeout_s, &first, &error)) {
+    if (Query(ep, o.timeout_s, key, &first, &error)) {
       via = ep;
       break;
     }
@@ -271,7 +292,8 @@ int RunHealth(const HealthOptions& o) {
     if (tried.size() >= 64) break;
   }
   if (via.empty()) {
-    fmt::print(stderr, "vigil health: no rank answered: {}\n", fmt::join(tried, "; "));
+    fmt::print(stderr, "vigil health: no rank answered (job key from {}): {}\n", key_from,
+               fmt::join(tried, "; "));
     return 2;
   }
 
@@ -286,10 +308,10 @@ int RunHealth(const HealthOptions& o) {
   std::vector<std::pair<std::string, std::future<std::pair<bool, std::pair<json, std::string>>>>>
       pending;
   for (const std::string& ep : endpoints) {
-    pending.push_back({ep, std::async(std::launch::async, [ep, t = o.timeout_s] {
+    pending.push_back({ep, std::async(std::launch::async, [ep, t = o.timeout_s, key] {
                          json v;
                          std::string err;
-                         bool ok = Query(ep, t, &v, &err);
+                         bool ok = Query(ep, t, key, &v, &err);
                          return std::make_pair(ok, std::make_pair(v, err));
                        })});
     if (pending.size() >= 32) {
@@ -454,6 +476,10 @@ void RegisterHealthCommand(CLI::App& app, int* exit_code) {
                   "one (default: $ASCEND_PROCESS_LOG_PATH or ~/ascend/log)");
   cmd->add_flag("--json", opts->json_out, "Print the merged views as JSON");
   cmd->add_option("--timeout", opts->timeout_s, "Seconds to wait for each rank (default 2)");
+  cmd->add_option("--rootinfo-file", opts->rootinfo_file,
+                  "Root-info file of the job, for its job key (default: VIGIL_JOB_KEY, "
+                  "VIGIL_ROOT_INFO, VIGIL_ROOT_INFO_FILE, else the vigil-job.key that vigil run "
+                  "writes to its log folder)");
   cmd->callback([opts, exit_code] { *exit_code = RunHealth(*opts); });
 }
 

@@ -2,6 +2,8 @@
 // program needs to find its place (see include/vigil/launch.h):
 //   RANK_ID, RANK_SIZE, LOCAL_RANK, DEVICE_ID   this rank, the rank count, its device
 //   VIGIL_ROOT_INFO                             hex root info; the launcher serves the rendezvous
+//   VIGIL_JOB_KEY                               the run's job key (cli/job_key_file.h), new per
+//                                               run unless already set; also in the root info
 //   ASCEND_PROCESS_LOG_PATH                     one log folder per run, shared by all ranks
 // It forwards SIGINT/SIGTERM to the ranks, bounds the run with --timeout, and exits with the
 // first failing rank's status. With --keep-going (elastic jobs whose survivors shrink their
@@ -45,6 +47,7 @@
 
 #include "cli/elf_needed.h"
 #include "cli/exit_status.h"
+#include "cli/job_key_file.h"
 #include "cli/mpirun_launch.h"
 #include "common/time_util.h"
 #include "hccl/hccl.h"
@@ -259,6 +262,14 @@ int Run(const RunOptions& o) {
     }
     user_env.emplace_back(kv.substr(0, eq), kv.substr(eq + 1));
     setenv(kv.substr(0, eq).c_str(), kv.substr(eq + 1).c_str(), 1);
+  }
+
+  // One job key per run: every rank's connections prove it (bootstrap/auth.h). The ranks inherit
+  // it (mpirun: -x VIGIL_JOB_KEY); the root info made below carries it too.
+  std::string key_error;
+  if (!EnsureJobKeyInEnvironment(&key_error) || !WriteJobKeyFile(log_dir, &key_error)) {
+    fmt::print(stderr, "vigil run: job key: {}\n", key_error);
+    return 1;
   }
 
   // An MPI program finds its rank and root info through MPI: mpirun starts it.
