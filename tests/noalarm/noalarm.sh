@@ -25,7 +25,8 @@
 # every 1 s), HCCL_EXEC_TIMEOUT = 3 x LOST (STUCK checks every LOST), the TCP send timeout
 # (HCCL_RDMA_TIMEOUT x HCCL_RDMA_RETRY_CNT) the first step >= LOST. NOALARM_LOST_TIMEOUT and
 # NOALARM_STOP_MS override LOST and the pause, NOALARM_MIN_SECONDS the job's length (to show that
-# the test sees a real alarm).
+# the test sees a real alarm); NOALARM_FILL_SECONDS the memory hog's fill time (60 s), and
+# NOALARM_MEM_LEAVE_MB what it leaves (1024).
 # Every process the test starts ends with it: hogs are bounded and die with this script, a
 # stopped rank is continued, namespaces are deleted, on every exit path.
 set -u
@@ -288,10 +289,11 @@ EOF
     avail=$(memavail)
     want=$((avail - leave))
     [ $want -ge 512 ] || { echo "SKIP: only ${avail} MiB available"; exit 77; }
-    "$HOG" --mem-mb $want --fill-seconds 60 --seconds $((MAX_S + 150)) --ready "$DIR/hog-ready" \
-      >"$DIR/hog.txt" 2>&1 &
+    fill=${NOALARM_FILL_SECONDS:-60}
+    "$HOG" --mem-mb $want --fill-seconds "$fill" --seconds $((fill + MAX_S + 120)) \
+      --ready "$DIR/hog-ready" >"$DIR/hog.txt" 2>&1 &
     HOGS+=($!)
-    for ((i = 0; i < 700; ++i)); do
+    for ((i = 0; i < 10 * fill + 100; ++i)); do
       [ -f "$DIR/hog-ready" ] && break
       sleep 0.1
     done
@@ -299,7 +301,7 @@ EOF
     at "memory hog holds ${held:-0} of $want MiB ($avail MiB were available);" \
       "MemAvailable now $(memavail) MiB"
     if [ -z "$held" ] || [ "$held" -lt $((want * 3 / 4)) ]; then
-      echo "SKIP: this machine could not fill $want MiB in 60 s (it is too busy or too small)"
+      echo "SKIP: this machine could not fill $want MiB in $fill s (too busy or too small)"
       exit 77
     fi
     start_job
