@@ -11,7 +11,8 @@ PKGS=(build-essential cmake pkg-config git
       nftables  # packet loss between network-namespace hosts (tests/noalarm)
       libopenmpi-dev openmpi-bin  # mpirun for the hccl_test programs (tests/hccl_programs)
       python3-torch libtorch-dev python3-pybind11 pybind11-dev
-      chromium)  # headless, for the test of vigil diagnose's HTML report
+      chromium  # headless, for the test of vigil diagnose's HTML report
+      clang-16 libclang-rt-16-dev)  # libFuzzer targets (tests/fuzz; clang 14 lacks source_location)
 missing=()
 for p in "${PKGS[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

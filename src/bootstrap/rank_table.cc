@@ -31,6 +31,7 @@ using nlohmann::json;
 
 struct Ctx {
   std::string path;
+  HostResolver resolve = nullptr;  // nullptr: getaddrinfo
   std::string error;
   // Each server_id as written, with the JSON path of its first use (resolved after parsing).
   std::map<std::string, std::string> servers;
@@ -54,6 +55,19 @@ bool ResolveServers(Ctx& ctx, RankTable* table) {
     if (IsIpv4(name)) {
       address[name] = name;
       continue;
+    }
+    std::string resolved;
+    if (ctx.resolve != nullptr) {
+      if (ctx.resolve(name, &resolved) && IsIpv4(resolved)) {
+        address[name] = resolved;
+        continue;
+      }
+      if (ctx.servers.size() == 1) {
+        address[name] = "127.0.0.1";
+        continue;
+      }
+      return ctx.Fail(field, fmt::format("value [{}] is neither an IPv4 address nor a host name "
+                                         "that resolves to one", name));
     }
     addrinfo hints{};
     hints.ai_family = AF_INET;
@@ -279,18 +293,12 @@ std::string RankTableSelfIp(const RankTable& table, uint32_t rank) {
   return local ? ip : "";
 }
 
-HcclResult LoadRankTable(const std::string& path, RankTable* table, std::string* error) {
-  Ctx ctx{path, {}, {}};
+HcclResult ParseRankTable(const std::string& text, const std::string& path, RankTable* table,
+                          std::string* error, HostResolver resolve) {
+  Ctx ctx{path, resolve, {}, {}};
   try {
-    std::ifstream in(path);
-    if (!in) {
-      if (error) *error = fmt::format("rank table [{}]: cannot open the file", path);
-      return HCCL_E_PARA;
-    }
-    std::stringstream ss;
-    ss << in.rdbuf();
     RankTable out;
-    if (!Parse(ctx, ss.str(), &out)) {
+    if (!Parse(ctx, text, &out)) {
       if (error) *error = ctx.error;
       return HCCL_E_PARA;
     }
@@ -300,6 +308,24 @@ HcclResult LoadRankTable(const std::string& path, RankTable* table, std::string*
     if (error) *error = fmt::format("rank table [{}]: {}", path, e.what());
     return HCCL_E_PARA;
   }
+}
+
+HcclResult LoadRankTable(const std::string& path, RankTable* table, std::string* error) {
+  std::string text;
+  try {
+    std::ifstream in(path);
+    if (!in) {
+      if (error) *error = fmt::format("rank table [{}]: cannot open the file", path);
+      return HCCL_E_PARA;
+    }
+    std::stringstream ss;
+    ss << in.rdbuf();
+    text = ss.str();
+  } catch (const std::exception& e) {
+    if (error) *error = fmt::format("rank table [{}]: {}", path, e.what());
+    return HCCL_E_PARA;
+  }
+  return ParseRankTable(text, path, table, error);
 }
 
 }  // namespace vigil::bootstrap

@@ -140,18 +140,12 @@ HcclResult Rendezvous(const RootInfo& root, const RankInfo& self_in, std::vector
                             e.message),
                 e.screen_code, e.screen_args, error);
   }
-  uint32_t count = r.U32();
-  std::vector<RankInfo> table;
-  for (uint32_t i = 0; i < count && r.ok(); ++i) table.push_back(rdv::GetRankInfo(&r));
-  bool ok = r.ok() && count == self.nranks;
-  for (uint32_t i = 0; ok && i < count; ++i) ok = table[i].rank == i;
-  if (!ok) {
+  if (!rdv::DecodeTable(payload.data(), payload.size(), self.nranks, all)) {
     return Fail(HCCL_E_INTERNAL,
                 fmt::format("malformed rank table from the root ({} entries for rankSize[{}])",
-                            count, self.nranks),
+                            wire::Reader(payload.data(), payload.size()).U32(), self.nranks),
                 "", {}, error);
   }
-  *all = std::move(table);
   return HCCL_SUCCESS;
 }
 

@@ -112,7 +112,7 @@ class Server {
   void AcceptAll();
   // Reads what is available; false when the connection is finished (closed or rejected).
   bool Service(Conn& c);
-  bool OnHello(Conn& c, wire::Reader& r);
+  bool OnHello(Conn& c, const uint8_t* payload, size_t len);
   void Reply(Conn& c, rdv::MsgType type, const wire::Writer& payload);
   void ReplyError(Conn& c, const rdv::ErrorReply& e) {
     wire::Writer w;
@@ -292,8 +292,7 @@ bool Server::Service(Conn& c) {
       return false;
     }
     if (c.in.size() >= rdv::kHeaderBytes + len) {
-      wire::Reader r(c.in.data() + rdv::kHeaderBytes, len);
-      return OnHello(c, r);
+      return OnHello(c, c.in.data() + rdv::kHeaderBytes, len);
     }
   }
   if (eof) {
@@ -305,10 +304,10 @@ bool Server::Service(Conn& c) {
   return true;
 }
 
-bool Server::OnHello(Conn& c, wire::Reader& r) {
-  std::string identifier = r.Str(1024);
-  RankInfo info = rdv::GetRankInfo(&r);
-  if (!r.ok()) {
+bool Server::OnHello(Conn& c, const uint8_t* payload, size_t len) {
+  std::string identifier;
+  RankInfo info;
+  if (!rdv::DecodeHello(payload, len, &identifier, &info)) {
     HCCL_ERROR("[InitGroupStage][RanktableDetect]rendezvous server {} rejected connection from "
                "{}: malformed rank information",
                Where(), c.peer);

@@ -107,5 +107,26 @@ inline ErrorReply GetError(wire::Reader* r) {
   return e;
 }
 
+// A rank's hello payload: the root info's identifier, then its RankInfo. False when malformed.
+inline bool DecodeHello(const uint8_t* p, size_t n, std::string* identifier, RankInfo* info) {
+  wire::Reader r(p, n);
+  *identifier = r.Str(1024);
+  *info = GetRankInfo(&r);
+  return r.ok();
+}
+
+// The root's table payload: a count, then that many RankInfo. False when malformed, when the
+// count is not `nranks` or an entry is out of order (entry i must be rank i).
+inline bool DecodeTable(const uint8_t* p, size_t n, uint32_t nranks, std::vector<RankInfo>* all) {
+  wire::Reader r(p, n);
+  const uint32_t count = r.U32();
+  std::vector<RankInfo> table;
+  for (uint32_t i = 0; i < count && r.ok(); ++i) table.push_back(GetRankInfo(&r));
+  bool ok = r.ok() && count == nranks;
+  for (uint32_t i = 0; ok && i < count; ++i) ok = table[i].rank == i;
+  if (ok) *all = std::move(table);
+  return ok;
+}
+
 }  // namespace rdv
 }  // namespace vigil::bootstrap

@@ -87,6 +87,12 @@ struct RankTable {
 // raised by the caller). Version 2.0 is read in the 1.0 shape or as {status, version, rank_count,
 // rank_list:[{rank_id, device_id, server_id or host_ip, device_ip?, level_list?}]}.
 HcclResult LoadRankTable(const std::string& path, RankTable* table, std::string* error);
+// The same on text already read (`path` only names it in errors). Host names in server_id go to
+// `resolve` (true and the IPv4 address when it knows the name) instead of getaddrinfo when set:
+// tests and fuzzing, which must not query DNS.
+using HostResolver = bool (*)(const std::string& name, std::string* ipv4);
+HcclResult ParseRankTable(const std::string& text, const std::string& path, RankTable* table,
+                          std::string* error, HostResolver resolve = nullptr);
 // The rank's server_id when it is an IPv4 address this process can listen on (its host), else "":
 // the address the rank's links listen on in a rank-table job (unless HCCL_IF_IP says otherwise).
 std::string RankTableSelfIp(const RankTable& table, uint32_t rank);

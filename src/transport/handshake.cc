@@ -85,6 +85,15 @@ std::vector<uint8_t> EncodeReply(const Reply& rep) {
   return Framed(kReply, w);
 }
 
+bool DecodeReply(const uint8_t* p, size_t n, Reply* rep) {
+  wire::Reader r(p, n);
+  rep->status = r.U32();
+  rep->message = r.Str(4096);
+  rep->pid = r.U32();
+  rep->doorbell_fd = r.U32();
+  return r.ok();
+}
+
 HcclResult ReadReply(net::Socket& s, SteadyClock::time_point deadline, Reply* rep,
                      std::string* error) {
   uint8_t hdr[kHeaderBytes];
@@ -102,12 +111,7 @@ HcclResult ReadReply(net::Socket& s, SteadyClock::time_point deadline, Reply* re
   std::vector<uint8_t> payload(len);
   rc = s.RecvAll(payload.data(), len, deadline, error);
   if (rc != HCCL_SUCCESS) return rc;
-  wire::Reader r(payload.data(), len);
-  rep->status = r.U32();
-  rep->message = r.Str(4096);
-  rep->pid = r.U32();
-  rep->doorbell_fd = r.U32();
-  if (!r.ok()) {
+  if (!DecodeReply(payload.data(), len, rep)) {
     if (error) *error = "malformed handshake reply";
     return HCCL_E_INTERNAL;
   }

@@ -57,6 +57,8 @@ struct Reply {
 std::vector<uint8_t> EncodeHello(const Hello& h);
 bool DecodeHello(uint16_t kind, const uint8_t* p, size_t n, Hello* h);
 std::vector<uint8_t> EncodeReply(const Reply& rep);
+// A reply's payload (after the header); false when malformed.
+bool DecodeReply(const uint8_t* p, size_t n, Reply* rep);
 HcclResult ReadReply(net::Socket& s, SteadyClock::time_point deadline, Reply* rep,
                      std::string* error);
 
