@@ -2,8 +2,10 @@
 """Summarizes a soak's samples.csv (bench/soak/soak.sh): per rank and series, the first, middle
 and last sample and the max, then one verdict line per series.
 
-A series is flat when, after the warm-up (the first WARMUP_FRACTION of the run), its last value
-exceeds its value at the end of the warm-up by no more than the allowance:
+A series is flat when, after the warm-up (the first WARMUP_FRACTION of the run), the floor (the
+minimum) of its last quarter exceeds the floor of its first quarter by no more than the allowance.
+Peaks do not count (a fresh 16 MiB buffer in flight while a sample is taken); a leak raises the
+floor. Allowances:
   rss_kib    5 % of the warm-up value, at least 8 MiB (allocator caches settle slowly)
   threads    0
   fds        0
@@ -45,11 +47,12 @@ def main(path):
         samples = sorted(rows[rank], key=lambda x: x[0])
         first, middle, last = samples[0][1], samples[len(samples) // 2][1], samples[-1][1]
         after = [v for t, v in samples if t >= t_warm] or [samples[-1][1]]
+        quarter = max(1, len(after) // 4)
         for s in SERIES:
             mx = max(v[s] for _, v in samples)
             print(f"{rank:>4} {s:<10} {first[s]:>12} {middle[s]:>12} {last[s]:>12} {mx:>12}")
-            base = after[0][s]
-            grew = last[s] - base
+            base = min(v[s] for v in after[:quarter])
+            grew = min(v[s] for v in after[-quarter:]) - base
             growth[s] = max(growth[s], grew)
             if grew > allowance(s, base):
                 verdict[s].append(rank)
@@ -58,7 +61,7 @@ def main(path):
         bad = verdict[s]
         ok = ok and not bad
         state = "flat" if not bad else f"GROWING on ranks {bad}"
-        print(f"verdict {s}: {state} (largest growth after warm-up: {growth[s]})")
+        print(f"verdict {s}: {state} (largest floor growth after warm-up: {growth[s]})")
     print("verdict: all series flat" if ok else "verdict: some series grew")
     return 0 if ok else 1
 
