@@ -99,7 +99,9 @@ inline void PutError(wire::Writer* w, const ErrorReply& e) {
 
 inline ErrorReply GetError(wire::Reader* r) {
   ErrorReply e;
-  e.code = static_cast<HcclResult>(r->U32());
+  // A value HcclResult cannot hold (a stranger's bytes) would be undefined behaviour as an enum.
+  const uint32_t code = r->U32();
+  e.code = code <= HCCL_E_RESERVED ? static_cast<HcclResult>(code) : HCCL_E_INTERNAL;
   e.message = r->Str(64 * 1024);
   e.screen_code = r->Str(64);
   uint32_t n = r->U32();

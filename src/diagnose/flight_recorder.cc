@@ -2,6 +2,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include <cstdint>
+
 namespace vigil::diagnose {
 namespace {
 
@@ -16,12 +18,24 @@ const json* Get(const json& o, std::initializer_list<const char*> keys) {
   return nullptr;
 }
 
+// A JSON number as int64_t, or `unknown` when it does not fit (1e300, NaN, 2^64 - 1): a float
+// outside the range is undefined behaviour in a plain cast.
+int64_t Fit(const json& v, int64_t unknown) {
+  if (v.is_number_unsigned()) {
+    const uint64_t u = v.get<uint64_t>();
+    return u <= static_cast<uint64_t>(INT64_MAX) ? static_cast<int64_t>(u) : unknown;
+  }
+  if (v.is_number_integer()) return v.get<int64_t>();
+  const double d = v.get<double>();
+  // -2^63 <= d < 2^63 (both exact as doubles); false for NaN.
+  if (d >= -9223372036854775808.0 && d < 9223372036854775808.0) return static_cast<int64_t>(d);
+  return unknown;
+}
+
 int64_t Int(const json& o, std::initializer_list<const char*> keys) {
   const json* v = Get(o, keys);
   if (v == nullptr) return -1;
-  if (v->is_number_integer()) return v->get<int64_t>();
-  if (v->is_number_unsigned()) return static_cast<int64_t>(v->get<uint64_t>());
-  if (v->is_number_float()) return static_cast<int64_t>(v->get<double>());
+  if (v->is_number()) return Fit(*v, -1);
   if (v->is_string()) {
     auto x = ToInt(v->get_ref<const std::string&>());
     return x ? *x : -1;
@@ -40,7 +54,7 @@ std::string Str(const json& o, std::initializer_list<const char*> keys) {
 Micros Time(const json& o, std::initializer_list<const char*> keys) {
   const json* v = Get(o, keys);
   if (v == nullptr) return kNoTime;
-  if (v->is_number()) return v->is_number_float() ? static_cast<Micros>(v->get<double>()) : v->get<int64_t>();
+  if (v->is_number()) return Fit(*v, kNoTime);
   if (v->is_string()) return ParseAnyTime(v->get_ref<const std::string&>());
   return kNoTime;
 }

@@ -16,7 +16,10 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const fuzz::Input in = fuzz::Split(data, size);
   HcclRootInfo info;
   std::memset(&info, 0, sizeof(info));
-  std::memcpy(info.internal, in.data, in.size < sizeof(info.internal) ? in.size : sizeof(info.internal));
+  if (in.size > 0) {
+    std::memcpy(info.internal, in.data,
+                in.size < sizeof(info.internal) ? in.size : sizeof(info.internal));
+  }
   constexpr size_t kHeader = 16;  // magic, version, reserved, length, checksum
   if (in.mode & 1) {
     wire::Reader h(info.internal, kHeader);

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "bootstrap/rendezvous_server.h"
+#include "diagnose/flight_recorder.h"
 #include "bootstrap/root_info.h"
 #include "transport/handshake.h"
 
@@ -151,6 +152,60 @@ TEST(FuzzSeams, HandshakeReplyDecodesWhatTheAcceptorSends) {
   EXPECT_EQ(got.pid, 77u);
   EXPECT_EQ(got.doorbell_fd, 5u);
   EXPECT_FALSE(transport::DecodeReply(payload, len - 1, &got));
+}
+
+TEST(FuzzFindings, HandshakeReplyStatusOutOfEnumRangeIsInternal) {
+  transport::Reply rep;
+  rep.status = 0xdeadbeefu;
+  const std::vector<uint8_t> framed = transport::EncodeReply(rep);
+  transport::Reply got;
+  ASSERT_TRUE(transport::DecodeReply(framed.data() + transport::kHeaderBytes,
+                                     framed.size() - transport::kHeaderBytes, &got));
+  EXPECT_EQ(got.status, static_cast<uint32_t>(HCCL_E_INTERNAL));
+}
+
+// Found by fuzz_rendezvous: an error answer's code was cast to HcclResult whatever its value,
+// undefined behaviour for values the enum cannot hold. Such a code now reads as HCCL_E_INTERNAL.
+TEST(FuzzFindings, RendezvousErrorCodeOutOfEnumRange) {
+  wire::Writer w;
+  w.U32(838860809u);
+  w.Str("boom");
+  w.Str("");
+  w.U32(0);
+  wire::Reader r(w.data().data(), w.size());
+  const bootstrap::rdv::ErrorReply e = bootstrap::rdv::GetError(&r);
+  ASSERT_TRUE(r.ok());
+  EXPECT_EQ(e.code, HCCL_E_INTERNAL);
+  EXPECT_EQ(e.message, "boom");
+  wire::Writer ok;
+  ok.U32(HCCL_E_TIMEOUT);
+  ok.Str("late");
+  ok.Str("EI0006");
+  ok.U32(0);
+  wire::Reader r2(ok.data().data(), ok.size());
+  EXPECT_EQ(bootstrap::rdv::GetError(&r2).code, HCCL_E_TIMEOUT);
+}
+
+// Found by fuzz_flight_json: a number beyond int64_t (a float such as 6.7e123, or an unsigned
+// above 2^63 - 1) was cast as is, undefined behaviour. It now reads as unknown.
+TEST(FuzzFindings, FlightDumpNumbersOutOfRangeReadAsUnknown) {
+  const std::string dump = R"({"schema": "vigil.flight/1", "pid": 8100, "comms": [
+    {"identifier": "g", "rank": 6.7e123, "nranks": 18446744073709551615, "device": -1e300,
+     "ops": [{"index": 1e19, "op": "AllReduce", "count": 256.0, "enter": 1e300,
+              "leave": 1761300000000900, "state": "done"}]}]})";
+  std::vector<diagnose::FlightDump> dumps;
+  std::vector<diagnose::RankTableDevice> table;
+  ASSERT_TRUE(diagnose::ParseJsonFile(dump, 0, &dumps, &table));
+  ASSERT_EQ(dumps.size(), 1u);
+  EXPECT_EQ(dumps[0].rank, -1);
+  EXPECT_EQ(dumps[0].rank_size, -1);
+  EXPECT_EQ(dumps[0].device, -1);
+  EXPECT_EQ(dumps[0].pid, 8100);
+  ASSERT_EQ(dumps[0].ops.size(), 1u);
+  EXPECT_EQ(dumps[0].ops[0].index, -1);
+  EXPECT_EQ(dumps[0].ops[0].count, 256);
+  EXPECT_EQ(dumps[0].ops[0].enter, diagnose::kNoTime);
+  EXPECT_EQ(dumps[0].ops[0].leave, 1761300000000900);
 }
 
 }  // namespace

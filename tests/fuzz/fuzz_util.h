@@ -3,6 +3,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <cstdio>
 #include <cstdlib>
 #include <string>
 
@@ -35,7 +36,7 @@ inline Input Split(const uint8_t* data, size_t size) {
 #define FUZZ_CHECK(cond)                                                              \
   do {                                                                                \
     if (!(cond)) {                                                                    \
-      __builtin_printf("fuzz check failed: %s (%s:%d)\n", #cond, __FILE__, __LINE__); \
+      std::fprintf(stderr, "fuzz check failed: %s (%s:%d)\n", #cond, __FILE__, __LINE__); \
       std::abort();                                                                   \
     }                                                                                 \
   } while (0)
