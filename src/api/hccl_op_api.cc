@@ -102,7 +102,8 @@ class OpChecker {
       return vigil::api::CaptureOp(std::move(c.comm), std::move(op), c.stream, handle);
     }
     HcclResult rc =
-        vigil::comm::Communicator::Enqueue(std::move(c.comm), std::move(op), c.stream, handle);
+        vigil::comm::Communicator::Enqueue(std::move(c.comm), std::move(op), c.stream, handle,
+                                           /*may_inline=*/true);
     if (rc != HCCL_SUCCESS) [[unlikely]] return Fail(rc, "communicator was destroyed");
     return HCCL_SUCCESS;
   }

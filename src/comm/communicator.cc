@@ -75,12 +75,12 @@ constexpr uint32_t kAlgos = static_cast<uint32_t>(alg::Algo::kHierarchical) + 1;
 constexpr uint32_t kHier = static_cast<uint32_t>(alg::Algo::kHierarchical);
 static_assert(kHier == kAlgos - 1);
 
+}  // namespace
+
 uint32_t AlgTypeIndex(alg::Algo algo, const alg::HierPlan& plan) {
   if (algo != alg::Algo::kHierarchical) return static_cast<uint32_t>(algo);
   return kHier + static_cast<uint32_t>(plan.level0) * kAlgos + static_cast<uint32_t>(plan.level1);
 }
-
-}  // namespace
 
 Communicator::Communicator(const CommOptions& options) : options_(options) {}
 
@@ -252,70 +252,6 @@ void Communicator::RecordError(HcclResult code) {
   async_error_.compare_exchange_strong(expected, code);
 }
 
-inline alg::Algo Communicator::CachedAlgorithm(const OpDesc& op, alg::HierPlan* plan) const {
-  static_assert(static_cast<int>(alg::Algo::kHierarchical) < 8, "an algorithm packs in 3 bits");
-  const uint64_t bytes = op.count * DataTypeSize(op.dtype);
-  const uint64_t hit = alg_cache_[static_cast<size_t>(op.type)].load(std::memory_order_relaxed);
-  if (hit != 0 && (hit >> 10) == bytes) [[likely]] {
-    plan->level0 = static_cast<alg::Algo>((hit >> 4) & 7);
-    plan->level1 = static_cast<alg::Algo>((hit >> 7) & 7);
-    return static_cast<alg::Algo>((hit >> 1) & 7);
-  }
-  return PickAndCache(op, bytes, plan);
-}
-
-HcclResult Communicator::Enqueue(std::shared_ptr<Communicator>&& comm, OpDesc&& op,
-                                 rt::Stream* stream, const void* handle) {
-  Communicator& self = *comm;
-  if (self.destroyed_.load()) return HCCL_E_PARA;
-  alg::HierPlan plan;
-  const alg::Algo algo = self.CachedAlgorithm(op, &plan);
-  // Every field written once (default-initialized first, then assigned, cost ~18 instructions).
-  OpRecord record{
-      .comm = self.info_,
-      .type = op.type,
-      .alg_type_index = AlgTypeIndex(algo, plan),
-      .index = self.next_index_.fetch_add(1),
-      .count = op.count,
-      .dtype = op.dtype,
-      .reduce = op.reduce,
-      .root = op.root,
-      .src = op.send,
-      .dst = op.recv,
-      .stream_id = stream->id(),
-      // The task id is known only once enqueued, but the observer must see the op before it
-      // can run; the stream's next id is reserved under the caller's ordering (one enqueuer per
-      // stream at a time is the CANN contract).
-      .task_id = stream->PeekNextTaskId(),
-      .device = self.device(),
-      .rank = self.rank(),
-      .nranks = self.size(),
-      .comm_handle = handle,
-      .enqueue_time = WallClock::now(),
-  };
-  NotifyEnqueue(record);
-  if (Env().entry_log) {
-    // Beside the Entry line: the algorithm the op runs (HCCL logs its executor choice too).
-    HCCL_RUN_INFO(
-        "[SelectAlg]tag[{}], index[{}], count[{}], algName[{}], AlgType(level 0-1-2):[{}]",
-        record.tag(), record.index, record.count, alg::AlgoName(algo), record.alg_type());
-  }
-  // The task keeps the op, its record and the communicator in place (rt::TaskFn): queuing it
-  // allocates nothing, and the task is built straight into its queue slot (no move of it).
-  auto make = [&] {
-    return [comm = std::move(comm), op = std::move(op), record = std::move(record), algo,
-            plan](std::string* detail) {
-      aclError rc = comm->Execute(op, record, algo, plan);
-      if (rc != ACL_SUCCESS && detail != nullptr) *detail = record.tag();
-      return rc;
-    };
-  };
-  static_assert(rt::TaskFn::Fits<std::invoke_result_t<decltype(make)&>>(),
-                "an op's task must fit in place");
-  stream->EnqueueMade(rt::TaskType::kHccl, make);
-  return HCCL_SUCCESS;
-}
-
 HcclResult Communicator::EnsureLinks(const OpDesc& op, alg::Algo algo, const std::string& tag,
                                      OpFailure* failure, bool* connected,
                                      const transport::ConnectPolicy* policy) {
@@ -433,28 +369,6 @@ HcclResult Communicator::RunAlgorithm(const OpDesc& op, alg::Algo algo, const al
 
 aclError Communicator::Execute(const OpDesc& op, const OpRecord& record, alg::Algo algo,
                                const alg::HierPlan& plan) {
-  // The comm's failure record, reset once the op holds exec_mu_ (below); only fail() writes
-  // it, so an op that succeeds neither builds nor destroys its strings.
-  OpFailure& failure = failure_;
-  // Task-level tracking (HCCL_DIAGNOSE_ENABLE=1); off, no op pays for it.
-  std::shared_ptr<alg::TaskLog> tasks;
-  if (diagnose_enable_) tasks = std::make_shared<alg::TaskLog>();
-  auto fail = [&](OpFailure::Kind kind, HcclResult code) {
-    failure_dirty_ = true;
-    failure.kind = kind;
-    failure.local_ip = endpoints_[rank()].host_ip;
-    failure.local_device = device();
-    if (failure.remote_rank >= 0 && failure.remote_rank < static_cast<int64_t>(size())) {
-      failure.remote_ip = endpoints_[failure.remote_rank].host_ip;
-      failure.remote_device = endpoints_[failure.remote_rank].device;
-    }
-    failure.code = code;
-    RecordError(code);
-    if (tasks) NotifyTasks(record, tasks);
-    NotifyFinish(record, code, &failure);
-    return StreamErrorFor(kind);
-  };
-
   // One op of a communicator at a time: they share links and the CCL buffer. Two streams
   // feeding one communicator is a user bug HCCL leaves undefined; name it (fault F8).
   std::unique_lock<ExecMutex> exec_lock(exec_mu_, std::try_to_lock);
@@ -477,6 +391,29 @@ aclError Communicator::Execute(const OpDesc& op, const OpRecord& record, alg::Al
     }
     exec_lock.lock();
   }
+  return ExecuteHeld(op, record, algo, plan);
+}
+
+aclError Communicator::ExecuteHeld(const OpDesc& op, const OpRecord& record, alg::Algo algo,
+                                   const alg::HierPlan& plan) {
+  OpFailure& failure = failure_;
+  std::shared_ptr<alg::TaskLog> tasks;
+  if (diagnose_enable_) tasks = std::make_shared<alg::TaskLog>();
+  auto fail = [&](OpFailure::Kind kind, HcclResult code) {
+    failure_dirty_ = true;
+    failure.kind = kind;
+    failure.local_ip = endpoints_[rank()].host_ip;
+    failure.local_device = device();
+    if (failure.remote_rank >= 0 && failure.remote_rank < static_cast<int64_t>(size())) {
+      failure.remote_ip = endpoints_[failure.remote_rank].host_ip;
+      failure.remote_device = endpoints_[failure.remote_rank].device;
+    }
+    failure.code = code;
+    RecordError(code);
+    if (tasks) NotifyTasks(record, tasks);
+    NotifyFinish(record, code, &failure);
+    return StreamErrorFor(kind);
+  };
   // Counted when the op ends, however it ends, still under exec_mu_ (one writer: no RMW).
   struct Ended {
     std::atomic<uint64_t>& n;
@@ -704,10 +641,14 @@ aclError Communicator::Execute(const OpDesc& op, const OpRecord& record, alg::Al
       return fail_transfer(pe, pe.code);
     };
     // A peer retries this op before this rank's attempt moved anything: join it.
-    transport::ProgressError asked;
-    asked.code = HCCL_E_AGAIN;
-    asked.reason = "a peer retries this op";
-    if (retry && retry_.interrupt.load() != 0) return fail_transfer(asked, HCCL_E_AGAIN);
+    // (Its reason is built only when used: a string of that length is a heap allocation.)
+    auto asked = [] {
+      transport::ProgressError pe;
+      pe.code = HCCL_E_AGAIN;
+      pe.reason = "a peer retries this op";
+      return pe;
+    };
+    if (retry && retry_.interrupt.load() != 0) return fail_transfer(asked(), HCCL_E_AGAIN);
     FingerprintHeader* fingerprint = nullptr;
     P2pHeader* p2p = nullptr;
     if (size() > 1 && IsCheckedOp(op.type)) {
@@ -774,7 +715,7 @@ aclError Communicator::Execute(const OpDesc& op, const OpRecord& record, alg::Al
       group.header = nullptr;
       const HcclResult crc = alg::Barrier(group, &result);
       if (crc != HCCL_SUCCESS) return fail_transfer(result.progress, crc);
-      if (!RetryCommit(record)) return fail_transfer(asked, HCCL_E_AGAIN);
+      if (!RetryCommit(record)) return fail_transfer(asked(), HCCL_E_AGAIN);
     }
     if (tasks) NotifyTasks(record, tasks);
     NotifyFinish(record, HCCL_SUCCESS, nullptr);

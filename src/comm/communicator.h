@@ -66,6 +66,9 @@ struct BufferUse {
 
 // What the user buffers of most ops follow from (those without per-rank counts or items). The
 // default key is a Barrier's, which has none.
+// The index of an algorithm (and hierarchical plan) in CommInfo::alg_types.
+uint32_t AlgTypeIndex(alg::Algo algo, const alg::HierPlan& plan);
+
 struct BufferKey {
   OpType type = OpType::kBarrier;
   const void* send = nullptr;
@@ -101,8 +104,10 @@ class Communicator : public std::enable_shared_from_this<Communicator> {
   // Queues the op on `stream`; returns once queued. HCCL_E_PARA after Destroy. The op's task
   // keeps the communicator alive with `comm`, the caller's reference moved in (another one, from
   // shared_from_this, would cost an atomic compare-exchange per op).
+  // may_inline: the caller is the op's API call itself (not a group's end or a graph replay),
+  // so the op may run at once on its thread (comm/communicator_enqueue.cc).
   static HcclResult Enqueue(std::shared_ptr<Communicator>&& comm, OpDesc&& op,
-                            rt::Stream* stream, const void* handle);
+                            rt::Stream* stream, const void* handle, bool may_inline = false);
   // HcclCommDestroy. Idempotent.
   void Destroy();
   // First error of any op so far (HCCL_SUCCESS when none): HcclGetCommAsyncError.
@@ -143,6 +148,20 @@ class Communicator : public std::enable_shared_from_this<Communicator> {
   // `algo` and `plan`: what Enqueue picked (and named in the op's record).
   aclError Execute(const OpDesc& op, const OpRecord& record, alg::Algo algo,
                    const alg::HierPlan& plan);
+  // Execute's body, with exec_mu_ held by the caller.
+  aclError ExecuteHeld(const OpDesc& op, const OpRecord& record, alg::Algo algo,
+                       const alg::HierPlan& plan);
+  // ---- inline execution (communicator_enqueue.cc) ----
+  // Whether the op may run on the caller's thread at all: a small collective of a linked
+  // (op, algorithm) on a communicator with nothing queued. Checked before its record is made.
+  bool MayRunInline(const OpDesc& op, alg::Algo algo) const;
+  // Under exec_mu_: announces the next collective and waits (bounded) until every peer has
+  // announced it too. False when a link cannot tell (TCP) or a peer did not come in time.
+  bool AnnounceAndWait();
+  // Runs the op on this thread when the stream is idle and every peer runs it now too; false
+  // (nothing done) otherwise, and the op is queued as usual.
+  bool TryRunInline(const OpDesc& op, const OpRecord& record, alg::Algo algo,
+                    const alg::HierPlan& plan, rt::Stream* stream);
   HcclResult RunAlgorithm(const OpDesc& op, alg::Algo algo, const alg::HierPlan& plan,
                           alg::Group& group, alg::AlgResult* result);
   // kHierarchical fills *plan (the algorithm of each level).

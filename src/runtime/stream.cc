@@ -455,6 +455,66 @@ uint32_t Stream::Push(TaskType type, void (*fill)(TaskFn& slot, void* ctx), void
   return id;
 }
 
+bool Stream::BeginInline() {
+  if (Recording()) return false;
+  Impl& s = *impl_;
+  std::lock_guard<std::mutex> lock(s.mu);
+  if (!s.pending.empty() || s.executing || s.stopping ||
+      s.failing.load(std::memory_order_relaxed)) {
+    return false;
+  }
+  s.executing = true;
+  s.executor.store(std::this_thread::get_id(), std::memory_order_relaxed);
+  return true;
+}
+
+void Stream::CancelInline() {
+  Impl& s = *impl_;
+  std::lock_guard<std::mutex> lock(s.mu);
+  s.executor.store(std::thread::id(), std::memory_order_relaxed);
+  s.executing = false;
+  if (!s.pending.empty() || s.stopping) {  // queued by another thread meanwhile: theirs now
+    s.take_now = true;
+    if (s.worker_state != Impl::WorkerState::kAwake) s.cv_work.notify_one();
+  }
+}
+
+uint32_t Stream::EndInline(TaskType type, aclError rc, std::string* detail,
+                           std::chrono::steady_clock::time_point began) {
+  Impl& s = *impl_;
+  const bool profiled = prof::Active();
+  std::unique_lock<std::mutex> lock(s.mu);
+  const uint32_t id = s.last_id.load(std::memory_order_relaxed) + 1;
+  s.last_id.store(id, std::memory_order_relaxed);
+  s.taken_upto = id;
+  if (rc != ACL_SUCCESS || profiled) [[unlikely]] {
+    lock.unlock();
+    if (profiled) {
+      prof::Record(prof::Span{device_, id_, id, type, rc, began, prof::Clock::now()});
+    }
+    if (rc != ACL_SUCCESS) {
+      TaskFailInfo info;
+      info.device = device_;
+      info.stream_id = id_;
+      info.task_id = id;
+      info.retcode = rc;
+      info.type = type;
+      if (detail != nullptr) info.detail = std::move(*detail);
+      ReportFailure(info);
+    }
+    lock.lock();
+  }
+  s.completed.store(id);
+  s.executor.store(std::thread::id(), std::memory_order_relaxed);
+  s.executing = false;
+  if (!s.pending.empty() || s.stopping) {
+    s.take_now = true;
+    if (s.worker_state != Impl::WorkerState::kAwake) s.cv_work.notify_one();
+  }
+  if (s.sync_waiters.load() > 0) s.cv_done.notify_all();
+  return id;
+}
+
 uint32_t Stream::PeekNextTaskId() const {
   return impl_->last_id.load(std::memory_order_relaxed) + 1;
 }

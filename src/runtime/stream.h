@@ -98,6 +98,22 @@ class Stream {
   uint32_t LastTaskId() const;
   uint32_t CompletedTaskId() const;
 
+  // Inline execution: the caller runs the stream's next task itself, at once, instead of
+  // queuing it (an HCCL op whose peers are all there: comm/communicator_inline.cc). Only when
+  // nothing of the stream is queued or running, the stream neither records nor drops tasks
+  // after a failure, and it is not being destroyed: BeginInline then claims the stream (no
+  // other thread runs its tasks meanwhile; tasks queued meanwhile wait) and returns true. The
+  // claimer then either runs the task and calls EndInline with its result, which gives the
+  // task the next task id, completes it as the worker would (a failure reports, calls the
+  // task-failure callbacks and is returned by the next Synchronize) and returns its id; or
+  // calls CancelInline and queues the task as usual. The task id EndInline gives is
+  // PeekNextTaskId() as read before BeginInline (one enqueuer per stream: the CANN contract).
+  bool BeginInline();
+  void CancelInline();
+  // `began`: when the task started (prof::Clock, for a profiling span; ignored unprofiled).
+  uint32_t EndInline(TaskType type, aclError rc, std::string* detail,
+                     std::chrono::steady_clock::time_point began);
+
   // Graph capture (stream_capture.cc). While the stream captures, Enqueue records its tasks
   // into the capture's model and returns their position in it (from 1); nothing runs, and
   // Synchronize and DestroyStream refuse with ACL_ERROR_RT_STREAM_CAPTURED.

@@ -119,6 +119,9 @@ class Link {
   // arrived (the rest waits for it): none where data cannot be taken back; on TCP a window, so
   // a sender does not fill the socket with bytes its peer will copy out cold much later.
   virtual size_t eager_bytes() const { return can_retract() ? SIZE_MAX : 0; }
+  // The last collective sequence number the peer announced (Transport::Announce) it runs on its
+  // calling thread; 0 where the link cannot tell (TCP: no shared memory to read it from).
+  virtual uint64_t peer_announced() const { return 0; }
   // True once the peer took data back (its AbandonOp) and this end knows it.
   virtual bool peer_retracted() const { return false; }
 
@@ -273,6 +276,10 @@ class Transport {
   // The observer runs on the transport's accept thread or on the thread that hit the error; it
   // must not call Close() or destroy the Transport.
   virtual void SetLinkErrorObserver(LinkErrorObserver observer) = 0;
+  // Publishes, to every peer on this host (their links' peer_announced), that this rank runs
+  // collective `seq` now on its calling thread. A store to shared memory; nothing where no link
+  // can read it.
+  virtual void Announce(uint64_t seq) { (void)seq; }
   // ---- op retry ----
   // The epoch of the links Connect makes (0 until a retry).
   virtual uint32_t epoch() const { return 0; }

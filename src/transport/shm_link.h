@@ -90,6 +90,9 @@ class ShmLink : public LinkBase {
   bool peer_retracted() const override;
   void WaitReady(bool for_send, int timeout_ms) override;
   uintptr_t wait_domain() const override { return reinterpret_cast<uintptr_t>(mine_); }
+  uint64_t peer_announced() const override {
+    return peer_->announced.load(std::memory_order_acquire);
+  }
 
  protected:
   void WakeWaiters() override { mine_->Ring(); }

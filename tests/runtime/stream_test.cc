@@ -404,5 +404,40 @@ TEST_F(StreamTest, ConcurrentEnqueueFromManyThreads) {
   EXPECT_EQ(ran.load(), 8000);
 }
 
+// Inline execution (BeginInline/EndInline): a task run by the caller takes the next id, counts
+// as completed for Synchronize, and a failure is reported as a queued task's would be.
+TEST_F(StreamTest, InlineTaskTakesTheNextIdAndItsFailureReachesSynchronize) {
+  Stream stream(0);
+  EXPECT_EQ(stream.Enqueue(TaskType::kKernel, [](std::string*) { return ACL_SUCCESS; }), 1u);
+  // Something queued: no inline run until it is done.
+  EXPECT_FALSE(stream.BeginInline());
+  EXPECT_EQ(stream.Synchronize(), ACL_SUCCESS);
+  ASSERT_TRUE(stream.BeginInline());
+  // Claimed: a second claim fails (one executor at a time).
+  EXPECT_FALSE(stream.BeginInline());
+  EXPECT_EQ(stream.PeekNextTaskId(), 2u);
+  EXPECT_EQ(stream.EndInline(TaskType::kHccl, ACL_SUCCESS, nullptr, {}), 2u);
+  EXPECT_EQ(stream.CompletedTaskId(), 2u);
+  EXPECT_EQ(stream.Synchronize(), ACL_SUCCESS);
+
+  TaskFailInfo seen;
+  int cb = RegisterTaskFailCallback([&](const TaskFailInfo& info) { seen = info; });
+  ASSERT_TRUE(stream.BeginInline());
+  std::string detail = "inline op failed";
+  EXPECT_EQ(stream.EndInline(TaskType::kHccl, ACL_ERROR_RT_SOCKET_CLOSE, &detail, {}), 3u);
+  UnregisterTaskFailCallback(cb);
+  EXPECT_EQ(seen.task_id, 3u);
+  EXPECT_EQ(seen.retcode, ACL_ERROR_RT_SOCKET_CLOSE);
+  EXPECT_EQ(seen.detail, "inline op failed");
+  // Failed: tasks are dropped until the next Synchronize, so nothing runs inline either.
+  EXPECT_FALSE(stream.BeginInline());
+  EXPECT_EQ(stream.Synchronize(), ACL_ERROR_RT_SOCKET_CLOSE);
+  // A cancelled claim leaves the id to the task queued instead.
+  ASSERT_TRUE(stream.BeginInline());
+  stream.CancelInline();
+  EXPECT_EQ(stream.Enqueue(TaskType::kKernel, [](std::string*) { return ACL_SUCCESS; }), 4u);
+  EXPECT_EQ(stream.Synchronize(), ACL_SUCCESS);
+}
+
 }  // namespace
 }  // namespace vigil::rt
