@@ -9,6 +9,7 @@
 #include <fmt/format.h>
 
 #include <cstring>
+#include <mutex>
 
 #include "bootstrap/wire.h"
 #include "log/plog.h"
@@ -34,8 +35,17 @@ bool Fresh(Nonce* n) {
   return got == n->size();
 }
 
+// libcrypto frees its tables from an atexit handler by default; the heartbeat thread of a
+// communicator the program never destroyed may still authenticate a connection then. Vigil's
+// threads outlive main's return, so libcrypto is told to leave its state to the process's end.
+void InitCrypto() {
+  static std::once_flag once;
+  std::call_once(once, [] { OPENSSL_init_crypto(OPENSSL_INIT_NO_ATEXIT, nullptr); });
+}
+
 Mac MacOf(const JobKey& key, const char* role, Purpose purpose, const Nonce& dialer,
           const Nonce& acceptor) {
+  InitCrypto();
   wire::Writer w;
   w.Bytes(kDomain, sizeof(kDomain));  // with its NUL: a separator
   w.Bytes(role, std::strlen(role) + 1);
