@@ -136,34 +136,14 @@ class Loader {
   // Free text; `check` returns an empty string when the value is fine, else the expectation.
   template <typename Check>
   void String(const char* name, std::string* field, Check check) {
-    std::string v;
-    bool from_env = false;
-    if (Get(name, &v)) {
-      const std::string expected = check(v);
-      if (expected.empty()) {
-        *field = v;
-        from_env = true;
-      } else {
-        Fail(name, v, expected);
-      }
-    }
+    const bool from_env = Text(name, field, check, /*hidden=*/false);
     Echo(name, *field, from_env, "");
   }
 
   // As String, but neither the echo nor an EI0001 message shows the value.
   template <typename Check>
   void Secret(const char* name, std::string* field, Check check) {
-    std::string v;
-    bool from_env = false;
-    if (Get(name, &v)) {
-      const std::string expected = check(v);
-      if (expected.empty()) {
-        *field = v;
-        from_env = true;
-      } else {
-        Fail(name, "(hidden)", expected);
-      }
-    }
+    const bool from_env = Text(name, field, check, /*hidden=*/true);
     Echo(name, from_env ? "(set)" : "(none)", from_env, "");
   }
 
@@ -176,6 +156,22 @@ class Loader {
   }
 
  private:
+  // String and Secret: sets *field to the variable's value when `check` accepts it and says
+  // whether it did; a value `check` refuses is recorded as invalid, shown as "(hidden)" when
+  // `hidden`.
+  template <typename Check>
+  bool Text(const char* name, std::string* field, Check check, bool hidden) {
+    std::string v;
+    if (!Get(name, &v)) return false;
+    const std::string expected = check(v);
+    if (!expected.empty()) {
+      Fail(name, hidden ? "(hidden)" : v, expected);
+      return false;
+    }
+    *field = v;
+    return true;
+  }
+
   EnvConfig* cfg_;
 };
 
