@@ -26,19 +26,11 @@
 #include "comm/communicator.h"
 #include "comm/consistency.h"
 #include "comm/op_observer.h"
+#include "common/cpu_relax.h"
 #include "common/dtype.h"
 #include "common/env_config.h"
 #include "log/plog.h"
 #include "runtime/profiler.h"
-
-#if defined(__x86_64__) || defined(__i386__)
-#include <immintrin.h>
-#define VIGIL_CPU_RELAX() _mm_pause()
-#else
-#define VIGIL_CPU_RELAX() \
-  do {                    \
-  } while (0)
-#endif
 
 namespace vigil::comm {
 
@@ -177,7 +169,7 @@ bool Communicator::AnnounceAndWait() {
   if (all_announced()) return true;
   const SteadyClock::time_point until = SteadyClock::now() + kAnnounceWait;
   for (uint32_t i = 1;; ++i) {
-    VIGIL_CPU_RELAX();
+    CpuRelax();
     if (all_announced()) return true;
     if (i % 32 == 0) {
       if (abort_.load(std::memory_order_relaxed) != 0 || SteadyClock::now() >= until) {

@@ -18,16 +18,8 @@
 #include <chrono>
 #include <cstring>
 
+#include "common/cpu_relax.h"
 #include "transport/link.h"
-
-#if defined(__x86_64__) || defined(__i386__)
-#include <immintrin.h>
-#define VIGIL_CPU_RELAX() _mm_pause()
-#else
-#define VIGIL_CPU_RELAX() \
-  do {                    \
-  } while (0)
-#endif
 
 namespace vigil::transport {
 
@@ -307,12 +299,12 @@ HcclResult ProgressAll(std::vector<Xfer>& xfers, const WaitPolicy& wait, Progres
       }
     }
     if (wait.spin && now - idle_since < kSpin) {
-      for (int k = 0; k < 32; ++k) VIGIL_CPU_RELAX();
+      for (int k = 0; k < 32; ++k) CpuRelax();
       continue;
     }
     if (now - idle_since < kYieldPoll) {
       if (poll_between_yields && now - last_yield < kYieldGap) {
-        for (int k = 0; k < 32; ++k) VIGIL_CPU_RELAX();
+        for (int k = 0; k < 32; ++k) CpuRelax();
         continue;
       }
       sched_yield();
