@@ -35,14 +35,6 @@ bool Fresh(Nonce* n) {
   return got == n->size();
 }
 
-// libcrypto frees its tables from an atexit handler by default; the heartbeat thread of a
-// communicator the program never destroyed may still authenticate a connection then. Vigil's
-// threads outlive main's return, so libcrypto is told to leave its state to the process's end.
-void InitCrypto() {
-  static std::once_flag once;
-  std::call_once(once, [] { OPENSSL_init_crypto(OPENSSL_INIT_NO_ATEXIT, nullptr); });
-}
-
 Mac MacOf(const JobKey& key, const char* role, Purpose purpose, const Nonce& dialer,
           const Nonce& acceptor) {
   InitCrypto();
@@ -68,6 +60,22 @@ void Take(std::vector<uint8_t>* in, size_t n) {
 
 bool KnownPurpose(uint8_t p) { return p >= 1 && p <= 4; }
 
+}  // namespace
+
+// libcrypto frees its tables from an atexit handler unless its first initialisation says not
+// to; the heartbeat thread of a communicator the program never destroyed may still check a
+// connection while main returns. So the library initialises libcrypto when it is loaded, before
+// any other call, and leaves its state to the process's end.
+void InitCrypto() {
+  static std::once_flag once;
+  std::call_once(once, [] { OPENSSL_init_crypto(OPENSSL_INIT_NO_ATEXIT, nullptr); });
+}
+
+namespace {
+const bool g_crypto_at_load = [] {
+  InitCrypto();
+  return true;
+}();
 }  // namespace
 
 const char* PurposeName(Purpose p) {

@@ -33,6 +33,9 @@
 namespace vigil::auth {
 
 enum class Purpose : uint8_t { kRendezvous = 1, kData = 2, kHeartbeat = 3, kHealth = 4 };
+// Initialises libcrypto without its atexit cleanup (once; also done when the library loads).
+void InitCrypto();
+
 const char* PurposeName(Purpose p);  // "rendezvous", "data", "heartbeat", "health"
 constexpr uint32_t PurposeBit(Purpose p) { return 1u << static_cast<uint32_t>(p); }
 

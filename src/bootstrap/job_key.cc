@@ -11,6 +11,7 @@
 #include <cstring>
 #include <mutex>
 
+#include "bootstrap/auth.h"
 #include "common/env_config.h"
 #include "log/plog.h"
 
@@ -117,6 +118,7 @@ uint64_t JobKeyId(const JobKey& key) {
   static const char kLabel[] = "vigil job key id";
   uint8_t mac[EVP_MAX_MD_SIZE];
   unsigned int len = 0;
+  InitCrypto();
   HMAC(EVP_sha256(), key.bytes.data(), static_cast<int>(key.bytes.size()),
        reinterpret_cast<const uint8_t*>(kLabel), sizeof(kLabel) - 1, mac, &len);
   uint64_t id = 0;
