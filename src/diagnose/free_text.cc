@@ -1,5 +1,7 @@
 #include "diagnose/free_text.h"
 
+#include <utility>
+
 #include "common/knowledge_base.h"
 #include "diagnose/kb_matcher.h"
 #include "diagnose/line_parser.h"
@@ -10,8 +12,8 @@
 namespace vigil::diagnose {
 namespace {
 
-constexpr size_t kFrames = 3;         // traceback frames kept as an error line's context
-constexpr uint64_t kFrameReach = 40;  // lines after the last frame that still take it
+constexpr size_t kFrames = FreeTextReader::kFrames;
+constexpr uint64_t kFrameReach = FreeTextReader::kFrameReach;
 constexpr uint64_t kExceptionReach = 4;  // lines after the last frame where its exception is
 
 // Copies s without ANSI escape sequences (ESC '[' ... final byte; other ESC pairs).
@@ -90,6 +92,8 @@ bool FreeTextReader::Wanted(std::string_view line) {
   if (summary_line_) return true;
   std::string_view frame;
   if (line.find("File \"") != std::string_view::npos && IsFrame(line, &frame)) {
+    // Frames further apart than the reach belong to different tracebacks: a new one starts.
+    if (line_no_ - frames_line_ > kFrameReach) frames_.clear();
     if (frames_.size() >= kFrames) frames_.pop_front();
     frames_.emplace_back(Printable(Trim(frame), 240));
     frames_line_ = line_no_;
@@ -209,6 +213,18 @@ bool FreeTextReader::Read(std::string_view line, const Loc& loc, std::vector<Eve
 }
 
 void FreeTextReader::Finish(std::vector<Event>* out) { summary_.Flush(out); }
+
+void FreeTextReader::Prime(std::string_view line) {
+  std::swap(summary_, prime_summary_);
+  if (Wanted(line) && !summary_line_) {
+    std::vector<Event> dropped;
+    std::string_view rest;
+    LineContext ctx;
+    (void)Read(line, Loc{}, &dropped, &rest, &ctx);
+  }
+  summary_line_ = false;
+  std::swap(summary_, prime_summary_);
+}
 
 void FreeTextReader::ReadRecordContent(std::string_view content, const Loc& loc, std::vector<Event>* out) {
   const KbMatcher& matcher = KbMatcher::Get();

@@ -33,6 +33,20 @@ class FreeTextReader {
   // At the end of a file: what a block left open (torchrun's summary cut by the log's end).
   void Finish(std::vector<Event>* out);
 
+  // A piece of a file read in parallel (scanner.h) starts with the lines before it given here,
+  // in order, as Wanted() and Read() would see them but making no events: the last
+  // kContextLines lines that are not plog records are enough for the traceback state (frames,
+  // the open traceback) to be what one pass over the file has there. torchrun's summary is
+  // followed by a reader of its own meanwhile: a block cut by the piece's start stays the
+  // previous piece's (file_merge.h).
+  void Prime(std::string_view line);
+  // A traceback's frames chain with gaps of at most kFrameReach lines, and at most kFrames are
+  // kept, so the context an error line takes lies within 3 * kFrameReach lines before its piece;
+  // one more reach says whether the oldest of those frames began its traceback.
+  static constexpr uint64_t kFrameReach = 40;  // lines after the last frame that still take it
+  static constexpr size_t kFrames = 3;         // traceback frames kept as an error line's context
+  static constexpr size_t kContextLines = 4 * kFrameReach;
+
   // Knowledge-base events in a plog record's content (ERROR/WARNING records: "ra rdma init
   // failed", "fftsplus task timeout", ...). Appends to *out.
   static void ReadRecordContent(std::string_view content, const Loc& loc, std::vector<Event>* out);
@@ -45,6 +59,7 @@ class FreeTextReader {
   bool TracebackOpen() const;
 
   ElasticSummary summary_;            // torchrun's failure summary, read as a block
+  ElasticSummary prime_summary_;      // the same, for the lines given to Prime()
   bool summary_line_ = false;         // the line Wanted() saw belongs to it
   std::string clean_;                 // the line without ANSI colour sequences
   std::deque<std::string> frames_;    // the last traceback frames ("File "x.py", line 3, in f")

@@ -20,6 +20,7 @@
 #include "common/knowledge_base.h"
 #include "diagnose/free_text.h"
 #include "diagnose/line_parser.h"
+#include "diagnose/piece_context.h"
 #include "diagnose/walker.h"
 
 #if defined(VIGIL_HAVE_ZLIB)
@@ -113,6 +114,9 @@ class FileParser {
         },
         slot >= 0);
   }
+
+  // A line before this piece of the file (piece_context.h): for the free-text reader's state.
+  void Prime(std::string_view line) { free_.Prime(line); }
 
   // Puts each communicator's ring of recent ops in order (oldest first).
   void Finish() {
@@ -336,7 +340,8 @@ class FileParser {
   int32_t last_stream_id_ = -1;
 };
 
-// Feeds a byte stream to the parser line by line. `buf` is the worker's reusable buffer.
+// Feeds a byte stream to the parser line by line. `buf` is the worker's reusable buffer (kChunk
+// bytes once used; an in-memory text shorter than that gets one byte more: the same lines).
 // read_some returns the bytes read, 0 at the end, or -1 with errno set (EINTR retries).
 // `start` is the stream's offset in its file (a line start). With a `stop_at`, the feed stops
 // after the line that ends at or beyond it (the next line belongs to the next piece of the file).
@@ -345,7 +350,7 @@ template <typename ReadFn>
 uint64_t FeedStream(ReadFn&& read_some, FileParser* parser, FileResult* out, std::vector<char>* buf,
                     std::atomic<uint64_t>* progress, uint64_t start = 0,
                     uint64_t stop_at = UINT64_MAX) {
-  buf->resize(kChunk);
+  if (buf->empty()) buf->resize(kChunk);
   size_t have = 0;
   uint64_t base = start;  // file offset of (*buf)[0]
   while (true) {
@@ -538,7 +543,7 @@ void ParseRange(ReadAtFn&& read_at, uint32_t index, uint64_t begin, uint64_t end
   // The first line start at or after begin: just past the first '\n' at or after begin - 1.
   uint64_t start = begin;
   if (begin > 0) {
-    buf->resize(kChunk);
+    if (buf->empty()) buf->resize(kChunk);
     start = UINT64_MAX;  // none in this piece
     uint64_t at = begin - 1;
     while (at < end) {
@@ -555,6 +560,12 @@ void ParseRange(ReadAtFn&& read_at, uint32_t index, uint64_t begin, uint64_t end
   }
   if (start >= end) return;
   FileParser parser(index, out);
+  if (start > 0) {
+    std::string before;
+    for (std::string_view line : FreeLinesBefore(read_at, start, FreeTextReader::kContextLines,
+                                                 kMaxContextBytes, &before))
+      parser.Prime(line);
+  }
   uint64_t pos = start;
   uint64_t stop = FeedStream(
       [&](char* p, size_t n) -> ssize_t {
@@ -594,7 +605,7 @@ FileResult ParseText(std::string_view text, uint32_t file_index) {
   FileResult out;
   out.read = true;
   FileParser parser(file_index, &out);
-  std::vector<char> buf;
+  std::vector<char> buf(std::min(kChunk, text.size() + 1));
   size_t pos = 0;
   FeedStream(
       [&](char* p, size_t n) -> ssize_t {
@@ -611,7 +622,7 @@ FileResult ParseText(std::string_view text, uint32_t file_index) {
 FileResult ParseTextInPieces(std::string_view text, uint32_t file_index, size_t pieces) {
   pieces = std::max<size_t>(1, pieces);
   std::vector<FileResult> parts(pieces);
-  std::vector<char> buf;
+  std::vector<char> buf(std::min(kChunk, text.size() + 1));
   auto read_at = [&](char* p, size_t n, uint64_t off) -> ssize_t {
     if (off >= text.size()) return 0;
     size_t k = std::min<size_t>(n, text.size() - off);

@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <string>
+#include <vector>
 
 #include "diagnose/python_exception.h"
 #include "diagnose/scanner.h"
@@ -48,6 +49,46 @@ TEST(Traceback, UnknownExceptionEndingATracebackIsAnEvent) {
   EXPECT_NE(ev[0].context.find("train.py"), std::string::npos) << ev[0].context;
   // No traceback: the same line alone is not an event.
   EXPECT_TRUE(WithKb("ValueError: bad sample in shard 7\n", "python.uncaught_exception").empty());
+}
+
+// A large file is read in pieces split at line starts (ParseTextInPieces, as the scanner does):
+// a traceback whose frames end one piece and whose exception line starts the next still gives
+// the exception its frames as context and its event, as one pass over the file does. Every cut
+// between two lines of the traceback is tried, with plog records and other text around it.
+TEST(Traceback, CutBetweenFramesAndExceptionKeepsTheContext) {
+  const std::string head =
+      "[INFO] HCCL(7,python):2025-10-24-11:00:00.000.000 [hccl.cc:1] [7]init done\n"
+      "worker-1: some progress line\n";
+  const std::string tb =
+      "worker-1: Traceback (most recent call last):\n"
+      "worker-1:   File \"/cache/train.py\", line 558, in pretrain\n"
+      "worker-1:     iteration = train(*train_args)\n"
+      "[INFO] HCCL(7,python):2025-10-24-11:00:01.000.000 [hccl.cc:2] [7]a record in between\n"
+      "worker-1:   File \"/cache/loader.py\", line 12, in load\n"
+      "worker-1:     dist.barrier()\n"
+      "worker-1: ValueError: bad sample in shard 7\n";
+  const std::string tail = "worker-1: after the traceback\n";
+  const std::string text = head + tb + tail;
+  const std::vector<Event> whole = WithKb(text, "python.uncaught_exception");
+  ASSERT_EQ(whole.size(), 1u);
+  ASSERT_NE(whole[0].context.find("train.py"), std::string::npos) << whole[0].context;
+  ASSERT_NE(whole[0].context.find("loader.py"), std::string::npos) << whole[0].context;
+  // Two pieces, the second from the first line start at or after half the text: newlines
+  // before or after it put that half at byte `cut` of the text.
+  for (size_t cut = head.size() + 1; cut < head.size() + tb.size(); ++cut) {
+    std::string padded = text + std::string(2 * cut > text.size() ? 2 * cut - text.size() : 0, '\n');
+    if (2 * cut < text.size()) padded = std::string(text.size() - 2 * cut, '\n') + padded;
+    std::vector<Event> one, two;
+    for (Event& e : ParseText(padded, 0).events)
+      if (e.kb == "python.uncaught_exception") one.push_back(std::move(e));
+    for (Event& e : ParseTextInPieces(padded, 0, 2).events)
+      if (e.kb == "python.uncaught_exception") two.push_back(std::move(e));
+    ASSERT_EQ(one.size(), 1u) << "cut at " << cut;
+    ASSERT_EQ(two.size(), 1u) << "cut at " << cut;
+    EXPECT_EQ(two[0].context, one[0].context) << "cut at " << cut;
+    EXPECT_EQ(two[0].loc.line, one[0].loc.line) << "cut at " << cut;
+    EXPECT_EQ(two[0].status, "ValueError") << "cut at " << cut;
+  }
 }
 
 }  // namespace
