@@ -9,6 +9,7 @@
 
 #include "bootstrap/root_info.h"
 #include "bootstrap/wire.h"
+#include "common/hccl_result.h"
 #include "hccl/hccl_types.h"
 
 namespace vigil::bootstrap {
@@ -101,7 +102,7 @@ inline ErrorReply GetError(wire::Reader* r) {
   ErrorReply e;
   // A value HcclResult cannot hold (a stranger's bytes) would be undefined behaviour as an enum.
   const uint32_t code = r->U32();
-  e.code = code <= HCCL_E_RESERVED ? static_cast<HcclResult>(code) : HCCL_E_INTERNAL;
+  e.code = ToHcclResult(code);
   e.message = r->Str(64 * 1024);
   e.screen_code = r->Str(64);
   uint32_t n = r->U32();

@@ -13,6 +13,7 @@
 #include <random>
 
 #include "common/env_config.h"
+#include "common/hccl_result.h"
 #include "log/plog.h"
 #include "runtime/device_memory.h"
 #include "transport/tcp_link.h"
@@ -79,7 +80,7 @@ HcclResult TransportImpl::DialShm(const Endpoint& peer, const std::string& tag,
   if (rc != HCCL_SUCCESS) return rc == HCCL_E_TIMEOUT ? rc : HCCL_E_TCP_CONNECT;
   if (rep.status != HCCL_SUCCESS) {
     if (error) *error = fmt::format("rank[{}] refused the link: {}", peer.rank, rep.message);
-    return static_cast<HcclResult>(rep.status);
+    return ToHcclResult(rep.status);
   }
   segment->CloseFd();  // the peer has mapped it
   auto peer_db = std::make_unique<ShmMapping>();
@@ -145,7 +146,7 @@ HcclResult TransportImpl::DialTcp(const Endpoint& peer, const std::string& tag,
     if (r != HCCL_SUCCESS) return r == HCCL_E_TIMEOUT ? r : HCCL_E_TCP_CONNECT;
     if (rep.status != HCCL_SUCCESS) {
       if (error) *error = fmt::format("rank[{}] refused the link: {}", peer.rank, rep.message);
-      return static_cast<HcclResult>(rep.status);
+      return ToHcclResult(rep.status);
     }
     return HCCL_SUCCESS;
   };

@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include "common/hccl_result.h"
+
 namespace vigil::transport {
 
 namespace {
@@ -88,9 +90,8 @@ std::vector<uint8_t> EncodeReply(const Reply& rep) {
 bool DecodeReply(const uint8_t* p, size_t n, Reply* rep) {
   wire::Reader r(p, n);
   // The dialer returns the status as an HcclResult: a value the enum cannot hold (a stranger's
-  // bytes) would be undefined behaviour there, so it reads as HCCL_E_INTERNAL.
-  rep->status = r.U32();
-  if (rep->status > HCCL_E_RESERVED) rep->status = HCCL_E_INTERNAL;
+  // bytes) reads as HCCL_E_INTERNAL (common/hccl_result.h).
+  rep->status = static_cast<uint32_t>(ToHcclResult(r.U32()));
   rep->message = r.Str(4096);
   rep->pid = r.U32();
   rep->doorbell_fd = r.U32();

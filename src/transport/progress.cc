@@ -19,6 +19,7 @@
 #include <cstring>
 
 #include "common/cpu_relax.h"
+#include "common/hccl_result.h"
 #include "transport/link.h"
 
 namespace vigil::transport {
@@ -269,7 +270,7 @@ HcclResult ProgressAll(std::vector<Xfer>& xfers, const WaitPolicy& wait, Progres
       const int code = flag != nullptr ? flag->load(std::memory_order_acquire) : 0;
       if (code != 0) {
         const Xfer& x = xfers[pending[0]];
-        err->code = static_cast<HcclResult>(code);
+        err->code = ToHcclResult(code);
         err->link = x.link;
         err->reason = fmt::format("aborted while waiting for {}", Describe(x, done[pending[0]]));
         return Failed(xfers, done, err->code);

@@ -14,6 +14,7 @@
 #include <thread>
 
 #include "common/env_config.h"
+#include "common/hccl_result.h"
 #include "log/plog.h"
 #include "runtime/device_memory.h"
 #include "transport/tcp_link.h"
@@ -191,7 +192,7 @@ HcclResult TransportImpl::NotifyPeer(const Endpoint& peer, const RetryNotice& no
   rc = ReadReply(s, deadline, &rep, error);
   if (rc != HCCL_SUCCESS) return HCCL_E_TCP_CONNECT;
   if (rep.status != HCCL_SUCCESS && error) *error = rep.message;
-  return static_cast<HcclResult>(rep.status);
+  return ToHcclResult(rep.status);
 }
 
 HcclResult TransportImpl::Connect(const std::vector<Endpoint>& peers, const std::string& tag,
@@ -217,7 +218,7 @@ HcclResult TransportImpl::Connect(const std::vector<Endpoint>& peers, const std:
   };
   auto abort_with = [&](int code) {
     if (error) *error = fmt::format("aborted (code {}) while making links", code);
-    return static_cast<HcclResult>(code);
+    return ToHcclResult(code);
   };
   std::vector<Endpoint> dial, await;
   {

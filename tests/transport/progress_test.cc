@@ -65,6 +65,13 @@ TEST(ProgressTest, CompletesTimesOutAbortsAndFails) {
   EXPECT_EQ(Progress(one, w, &err), HCCL_E_SUSPENDING);
   t.join();
   EXPECT_FALSE(err.timed_out);
+  // An abort code HcclResult cannot hold (set by a careless caller) reads as HCCL_E_INTERNAL.
+  for (int code : {5000, -3, 0x7fffffff}) {
+    abort = code;
+    EXPECT_EQ(Progress(one, w, &err), HCCL_E_INTERNAL) << code;
+    EXPECT_EQ(err.code, HCCL_E_INTERNAL) << code;
+  }
+  abort = 0;
 
   b.fail = true;
   std::vector<Xfer> two{{&a, true, buf.data(), 100}, {&b, false, buf.data(), 100}};
