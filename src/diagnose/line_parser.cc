@@ -236,6 +236,12 @@ void ParseScreenFields(std::string_view msg, Event* ev) {
   } else if (ev->code == "EI0006") {
     // "Getting socket times out. Reason: ..." with the detector's result; rank lists vary.
     if (auto f = Field(msg, "agent")) ev->ranks = AllInts(*f);
+  } else if (ev->code == "EI0015") {
+    // "... List of unconnected ranks: \"[16,17,...,]\"": the ranks the root never heard from.
+    size_t k = msg.find("unconnected ranks");
+    size_t b = k == std::string_view::npos ? k : msg.find('[', k);
+    size_t e = b == std::string_view::npos ? b : msg.find(']', b);
+    if (e != std::string_view::npos) ev->ranks = AllInts(msg.substr(b + 1, e - b - 1));
   } else if (ev->code == "EI9001") {
     ev->value = S(Field(msg, "HCCL_BUFFSIZE"));
     ev->group = S(Field(msg, "communicator"));

@@ -75,9 +75,17 @@ void RuleLink(Ctx* cx) {
     for (const Event* t : timeouts)
       if (t->kind == EventKind::kLinkTimeout && t->rank >= 0) waited.insert(t->rank);
     std::vector<int64_t> rv(ranks.begin(), ranks.end());
+    // The code the verdict cites: EI0015 (the root's rank-table detection) when that is what the
+    // ranks printed and no socket timeout (EI0006) is among the reports.
+    bool socket_timeout = false, detect_timeout = false;
+    for (const Event* t : timeouts) {
+      socket_timeout = socket_timeout || t->kind == EventKind::kLinkTimeout || t->code == "EI0006";
+      detect_timeout = detect_timeout || t->code == "EI0015";
+    }
+    const char* code = detect_timeout && !socket_timeout ? "EI0015" : "EI0006";
     Finding f;
     f.fault = "link_timeout";
-    f.code = "EI0006";
+    f.code = code;
     f.title = rv.empty() ? std::string("Link establishment timed out")
                          : fmt::format("Link establishment timed out: rank(s) {} never connected", RankList(rv));
     std::vector<int64_t> wv(waited.begin(), waited.end());
@@ -87,7 +95,7 @@ void RuleLink(Ctx* cx) {
         timeouts.size() + missing.size(), rv.empty() ? "" : fmt::format("; missing rank(s): {}", RankList(rv)),
         wv.empty() ? "" : fmt::format("; rank(s) named by the socket timeout: {}", RankList(wv)));
     FromKb(&f);
-    f.advice += " " + CatalogueAdvice("EI0006");
+    f.advice += " " + CatalogueAdvice(code);
     f.confidence = rv.empty() ? "medium" : "high";
     f.score = rv.empty() ? 75 : 88;
     const Event& e = timeouts.empty() ? *missing.front() : *timeouts.front();
