@@ -6,22 +6,17 @@
 // CQE, class network, beside its two ends' EI0013. When no heartbeat event names a root (a rank
 // late in host code, stuck detection off), the waiting rank's EI0002 stands alone. Behaviour
 // only: no time is asserted.
-#include <fcntl.h>
 #include <gtest/gtest.h>
-#include <sys/wait.h>
-#include <unistd.h>
 
-#include <chrono>
 #include <cstdlib>
 #include <filesystem>
-#include <fstream>
 #include <map>
 #include <optional>
 #include <sstream>
 #include <string>
-#include <thread>
 #include <vector>
 
+#include "../common/job_runner.h"
 #include "common/knowledge_base.h"
 #include "diagnose/kb_matcher.h"
 
@@ -30,18 +25,12 @@ namespace fs = std::filesystem;
 namespace {
 
 using namespace vigil;
+using namespace vigil::test;
 
 constexpr const char* kEi0002 =
     "Communication_Error_Timeout(EI0002): Communication operator execution waiting times out.";
 constexpr const char* kRootCause = "Vigil_Root_Cause(";
 constexpr const char* kEi0013 = "Execution Error ROCE CQE(EI0013): ";
-
-std::string ReadFile(const fs::path& p) {
-  std::ifstream in(p);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
 
 // The fields of a root-cause line as `vigil diagnose` reads them: the knowledge base's own
 // pattern for the line, through the analyzer's matcher; nullopt when it does not match.
@@ -70,61 +59,21 @@ struct Outcome {
 
 Outcome RunJob(const std::string& name, const Job& job) {
   Outcome o;
-  const char* base = std::getenv("FAULT_TEST_TMP");
-  o.dir = (base != nullptr ? fs::path(base) : fs::temp_directory_path()) /
-          ("vigil_rootcause_" + name + "_" + std::to_string(getpid()));
-  fs::remove_all(o.dir);
-  fs::create_directories(o.dir);
+  o.dir = FreshJobDir("FAULT_TEST_TMP", "vigil_rootcause", name);
   const int timeout_s = 90;
-  std::vector<std::string> args = {VIGIL_BIN,
-                                   "run",
-                                   "-n",
-                                   std::to_string(job.n),
-                                   "--log-dir",
-                                   (o.dir / "logs").string(),
-                                   "--timeout",
-                                   std::to_string(timeout_s),
-                                   "-q",
-                                   "--",
-                                   HB_DRIVER,
-                                   "--out",
-                                   o.dir.string(),
-                                   "--fault",
-                                   job.fault,
-                                   "--victim",
-                                   std::to_string(job.victim),
-                                   "--peer",
-                                   std::to_string(job.peer)};
-  const fs::path err = o.dir / "screen.txt";
-  const pid_t pid = fork();
-  if (pid == 0) {
-    setpgid(0, 0);
-    for (const std::string& kv : job.env) {
-      const size_t eq = kv.find('=');
-      setenv(kv.substr(0, eq).c_str(), kv.substr(eq + 1).c_str(), 1);
-    }
-    setenv("ASCEND_PROCESS_LOG_PATH", (o.dir / "logs").c_str(), 1);
-    const int fd = open(err.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-    if (fd >= 0) dup2(fd, 2);
-    std::vector<char*> argv;
-    for (auto& a : args) argv.push_back(a.data());
-    argv.push_back(nullptr);
-    execvp(argv[0], argv.data());
-    _exit(127);
-  }
-  const auto start = std::chrono::steady_clock::now();
-  int status = 0;
-  while (waitpid(pid, &status, WNOHANG) != pid) {
-    if (std::chrono::steady_clock::now() - start > std::chrono::seconds(timeout_s + 30)) {
-      kill(-pid, SIGKILL);  // the launcher itself hung: never expected
-      o.timed_out = true;
-      waitpid(pid, &status, 0);
-      break;
-    }
-    std::this_thread::sleep_for(std::chrono::milliseconds(100));
-  }
-  o.screen = ReadFile(err);
-  if (o.screen.find("--timeout") != std::string::npos) o.timed_out = true;
+  Launch l;
+  l.argv = VigilRun(VIGIL_BIN, job.n, o.dir / "logs", timeout_s);
+  l.argv.insert(l.argv.end(), {"-q", "--", HB_DRIVER, "--out", o.dir.string(), "--fault",
+                               job.fault, "--victim", std::to_string(job.victim), "--peer",
+                               std::to_string(job.peer)});
+  l.env = job.env;
+  l.env.push_back("ASCEND_PROCESS_LOG_PATH=" + (o.dir / "logs").string());
+  l.output = o.dir / "screen.txt";
+  l.with_stdout = false;
+  l.watchdog_s = timeout_s + 30;
+  const Finished f = RunLauncher(l);
+  o.timed_out = f.timed_out;
+  o.screen = f.output;
   for (int r = 0; r < job.n; ++r) {
     const std::string p = ReadFile(o.dir / ("ready-" + std::to_string(r)));
     if (!p.empty()) o.pid_of[r] = std::atoi(p.c_str());
@@ -154,13 +103,6 @@ std::vector<std::string> LinesAfter(const std::vector<std::string>& lines, const
   }
   return out;
 }
-
-struct DropIfPassed {
-  fs::path dir;
-  ~DropIfPassed() {
-    if (!::testing::Test::HasFailure()) fs::remove_all(dir);
-  }
-};
 
 const std::vector<std::string> kEnv = {"HCCL_BUFFSIZE=4", "HCCL_IF_BASE_PORT=0",
                                        "HCCL_CONNECT_TIMEOUT=60", "ASCEND_GLOBAL_LOG_LEVEL=3"};

@@ -6,7 +6,6 @@
 //   - its AllReduce returned an error (aclrtSynchronizeStream / HcclGetCommAsyncError);
 //   - the job ended by itself (vigil run's --timeout was not needed) and every process exited.
 // Behaviour only: the times are printed (F1 time to error) but never asserted.
-#include <fcntl.h>
 #include <gtest/gtest.h>
 #include <signal.h>
 #include <sys/wait.h>
@@ -20,21 +19,17 @@
 #include <map>
 #include <regex>
 #include <set>
-#include <sstream>
 #include <string>
 #include <thread>
 #include <vector>
+
+#include "../common/job_runner.h"
 
 namespace fs = std::filesystem;
 
 namespace {
 
-std::string ReadFile(const fs::path& p) {
-  std::ifstream in(p);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
+using namespace vigil::test;
 
 struct Job {
   int n = 4;
@@ -68,76 +63,25 @@ struct Outcome {
   std::map<int, RankInfo> ranks;
 };
 
-std::string UniqueDir(const std::string& name) {
-  const char* base = std::getenv("HB_TEST_TMP");
-  fs::path root = base != nullptr ? fs::path(base) : fs::temp_directory_path();
-  fs::path dir = root / ("vigil_hb_" + name + "_" + std::to_string(getpid()));
-  fs::remove_all(dir);
-  fs::create_directories(dir);
-  return dir.string();
-}
-
-bool AllExist(const fs::path& dir, const char* prefix, int n, int skip) {
-  for (int r = 0; r < n; ++r) {
-    if (r != skip && !fs::exists(dir / (std::string(prefix) + "-" + std::to_string(r)))) {
-      return false;
-    }
-  }
-  return true;
-}
-
-// Concatenated plog files of one pid under logs/<channel>/plog.
-std::string LogsOf(const fs::path& logs, const char* channel, int pid) {
-  std::string all;
-  const fs::path dir = logs / channel / "plog";
-  std::error_code ec;
-  for (const auto& f : fs::directory_iterator(dir, ec)) {
-    if (f.path().filename().string().rfind("plog-" + std::to_string(pid) + "_", 0) == 0) {
-      all += ReadFile(f.path());
-    }
-  }
-  return all;
-}
-
 Outcome RunJob(const std::string& name, const Job& job) {
   Outcome o;
-  o.dir = UniqueDir(name);
+  o.dir = FreshJobDir("HB_TEST_TMP", "vigil_hb", name);
   const fs::path logs = o.dir / "logs";
-  std::vector<std::string> args = job.prefix;
-  args.push_back(VIGIL_BIN);
-  args.insert(args.end(), {"run", "-n", std::to_string(job.n), "--log-dir", logs.string(),
-                           "--timeout", std::to_string(job.timeout_s), "-q"});
-  if (!job.transport.empty()) args.insert(args.end(), {"--transport", job.transport});
-  args.insert(args.end(),
-              {"--", HB_DRIVER, "--out", o.dir.string(), "--fault", job.fault, "--victim",
-               std::to_string(job.victim), "--peer", std::to_string(job.peer)});
-  args.insert(args.end(), job.args.begin(), job.args.end());
-  const fs::path err_path = o.dir / "launcher.stderr";
-  pid_t pid = fork();
-  if (pid == 0) {
-    setpgid(0, 0);
-    for (const std::string& kv : job.env) {
-      const size_t eq = kv.find('=');
-      setenv(kv.substr(0, eq).c_str(), kv.substr(eq + 1).c_str(), 1);
-    }
-    setenv("ASCEND_PROCESS_LOG_PATH", logs.c_str(), 1);
-    int fd = open(err_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-    if (fd >= 0) {
-      dup2(fd, 2);
-      dup2(fd, 1);
-    }
-    std::vector<char*> argv;
-    for (auto& a : args) argv.push_back(a.data());
-    argv.push_back(nullptr);
-    execvp(argv[0], argv.data());
-    _exit(127);
-  }
-  const auto start = std::chrono::steady_clock::now();
+  Launch l;
+  l.argv = job.prefix;
+  for (std::string& a : VigilRun(VIGIL_BIN, job.n, logs, job.timeout_s)) l.argv.push_back(a);
+  l.argv.push_back("-q");
+  if (!job.transport.empty()) l.argv.insert(l.argv.end(), {"--transport", job.transport});
+  l.argv.insert(l.argv.end(),
+                {"--", HB_DRIVER, "--out", o.dir.string(), "--fault", job.fault, "--victim",
+                 std::to_string(job.victim), "--peer", std::to_string(job.peer)});
+  l.argv.insert(l.argv.end(), job.args.begin(), job.args.end());
+  l.env = job.env;
+  l.env.push_back("ASCEND_PROCESS_LOG_PATH=" + logs.string());
+  l.output = o.dir / "launcher.stderr";
+  l.watchdog_s = job.timeout_s + 30;
   bool continued = false;
-  int status = 0;
-  for (;;) {
-    pid_t done = waitpid(pid, &status, WNOHANG);
-    if (done == pid) break;
+  l.tick = [&] {
     // F2: wake the stopped rank once the others have their results (nothing left behind).
     if (job.fault == "stop" && !continued && AllExist(o.dir, "result", job.n, job.victim)) {
       const std::string vp = ReadFile(o.dir / "victim-pid");
@@ -147,12 +91,8 @@ Outcome RunJob(const std::string& name, const Job& job) {
       }
     }
     if (job.during) job.during(o.dir);
-    if (std::chrono::steady_clock::now() - start > std::chrono::seconds(job.timeout_s + 30)) {
-      kill(-pid, SIGKILL);  // the launcher itself hung: should never happen
-      o.timed_out = true;
-    }
-    std::this_thread::sleep_for(std::chrono::milliseconds(100));
-  }
+  };
+  const Finished f = RunLauncher(l);
   if (job.fault == "stop" && !continued) {  // never leave a stopped process behind
     const std::string vp = ReadFile(o.dir / "victim-pid");
     if (!vp.empty()) {
@@ -160,25 +100,16 @@ Outcome RunJob(const std::string& name, const Job& job) {
       kill(std::atoi(vp.c_str()), SIGKILL);
     }
   }
-  o.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-  o.launcher_stderr = ReadFile(err_path);
-  if (o.launcher_stderr.find("--timeout") != std::string::npos) o.timed_out = true;
-
-  // rank -> uid and pid from each rank's "LocalRank Key Info" line.
-  static const std::regex kKey(
-      R"(LocalRank Key Info: userRank\[(\d+)\], hostIp\[([^\]]*)\], devicePhyId\[(\d+)\], pid\[(\d+)\])");
-  std::error_code ec;
-  for (const auto& f : fs::directory_iterator(logs / "run" / "plog", ec)) {
-    const std::string text = ReadFile(f.path());
-    for (std::sregex_iterator it(text.begin(), text.end(), kKey), end; it != end; ++it) {
-      RankInfo& ri = o.ranks[std::stoi((*it)[1])];
-      ri.uid = (*it)[2].str() + "/" + (*it)[3].str();
-      ri.pid = std::stoi((*it)[4]);
-    }
+  o.exit_code = f.exit_code;
+  o.timed_out = f.timed_out;
+  o.launcher_stderr = f.output;
+  for (const auto& [r, key] : RankKeys(logs, /*first_per_file=*/false)) {
+    o.ranks[r].uid = key.uid;
+    o.ranks[r].pid = key.pid;
   }
   for (auto& [r, ri] : o.ranks) {
-    ri.run_log = LogsOf(logs, "run", ri.pid);
-    ri.debug_log = LogsOf(logs, "debug", ri.pid);
+    ri.run_log = PlogsOf(logs, "run", ri.pid);
+    ri.debug_log = PlogsOf(logs, "debug", ri.pid);
     const std::string res = ReadFile(o.dir / ("result-" + std::to_string(r)));
     if (!res.empty()) {
       ri.has_result = true;
@@ -230,14 +161,6 @@ std::string Describe(const Outcome& o) {
   }
   return s;
 }
-
-// Removes a job's folder when the test passed (kept for inspection when it failed).
-struct DropIfPassed {
-  fs::path dir;
-  ~DropIfPassed() {
-    if (!::testing::Test::HasFailure()) fs::remove_all(dir);
-  }
-};
 
 const std::vector<std::string> kBaseEnv = {"HCCL_BUFFSIZE=4", "HCCL_IF_BASE_PORT=0",
                                            "HCCL_CONNECT_TIMEOUT=60", "ASCEND_GLOBAL_LOG_LEVEL=3"};

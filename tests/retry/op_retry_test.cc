@@ -8,7 +8,6 @@
 //   - two network namespaces whose veth goes down for 2 s mid-op and up again (root only);
 //   - vigil diagnose on a retried run names the recovery.
 // Behaviour only: no timing is asserted.
-#include <fcntl.h>
 #include <gtest/gtest.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -25,16 +24,13 @@
 #include <thread>
 #include <vector>
 
+#include "../common/job_runner.h"
+
 namespace fs = std::filesystem;
 
 namespace {
 
-std::string ReadFile(const fs::path& p) {
-  std::ifstream in(p);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
+using namespace vigil::test;
 
 struct Job {
   int n = 4;
@@ -62,74 +58,26 @@ struct Outcome {
   std::map<int, Rank> ranks;
 };
 
-fs::path UniqueDir(const std::string& name) {
-  const char* base = std::getenv("RETRY_TEST_TMP");
-  fs::path root = base != nullptr ? fs::path(base) : fs::temp_directory_path();
-  fs::path dir = root / ("vigil_retry_" + name + "_" + std::to_string(getpid()));
-  fs::remove_all(dir);
-  fs::create_directories(dir);
-  return dir;
-}
-
-std::string LogsOf(const fs::path& logs, const char* channel, int pid) {
-  std::string all;
-  std::error_code ec;
-  for (auto it = fs::recursive_directory_iterator(logs, ec); it != fs::end(it); ++it) {
-    const fs::path& p = it->path();
-    if (p.parent_path().filename() != "plog" || p.parent_path().parent_path().filename() != channel)
-      continue;
-    if (p.filename().string().rfind("plog-" + std::to_string(pid) + "_", 0) == 0) {
-      all += ReadFile(p);
-    }
-  }
-  return all;
-}
-
 Outcome RunJob(const std::string& name, const Job& job) {
   Outcome o;
-  o.dir = UniqueDir(name);
+  o.dir = FreshJobDir("RETRY_TEST_TMP", "vigil_retry", name);
   const fs::path logs = o.dir / "logs";
-  std::vector<std::string> args = job.prefix;
-  args.push_back(VIGIL_BIN);
-  args.insert(args.end(), {"run", "-n", std::to_string(job.n), "--log-dir", logs.string(),
-                           "--timeout", std::to_string(job.timeout_s), "-q"});
-  if (!job.transport.empty()) args.insert(args.end(), {"--transport", job.transport});
-  args.insert(args.end(), {"--", RETRY_DRIVER, "--out", o.dir.string()});
-  args.insert(args.end(), job.args.begin(), job.args.end());
-  const fs::path out_path = o.dir / "launcher.txt";
-  pid_t pid = fork();
-  if (pid == 0) {
-    setpgid(0, 0);
-    for (const std::string& kv : job.env) {
-      const size_t eq = kv.find('=');
-      setenv(kv.substr(0, eq).c_str(), kv.substr(eq + 1).c_str(), 1);
-    }
-    setenv("ASCEND_PROCESS_LOG_PATH", logs.c_str(), 1);
-    int fd = open(out_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-    if (fd >= 0) {
-      dup2(fd, 2);
-      dup2(fd, 1);
-    }
-    std::vector<char*> argv;
-    for (auto& a : args) argv.push_back(a.data());
-    argv.push_back(nullptr);
-    execvp(argv[0], argv.data());
-    _exit(127);
-  }
-  const auto start = std::chrono::steady_clock::now();
-  int status = 0;
-  for (;;) {
-    if (waitpid(pid, &status, WNOHANG) == pid) break;
-    if (job.during) job.during(o.dir);
-    if (std::chrono::steady_clock::now() - start > std::chrono::seconds(job.timeout_s + 30)) {
-      kill(-pid, SIGKILL);  // the launcher itself hung: never expected
-      o.timed_out = true;
-    }
-    std::this_thread::sleep_for(std::chrono::milliseconds(100));
-  }
-  o.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-  o.launcher = ReadFile(out_path);
-  if (o.launcher.find("--timeout") != std::string::npos) o.timed_out = true;
+  Launch l;
+  l.argv = job.prefix;
+  for (std::string& a : VigilRun(VIGIL_BIN, job.n, logs, job.timeout_s)) l.argv.push_back(a);
+  l.argv.push_back("-q");
+  if (!job.transport.empty()) l.argv.insert(l.argv.end(), {"--transport", job.transport});
+  l.argv.insert(l.argv.end(), {"--", RETRY_DRIVER, "--out", o.dir.string()});
+  l.argv.insert(l.argv.end(), job.args.begin(), job.args.end());
+  l.env = job.env;
+  l.env.push_back("ASCEND_PROCESS_LOG_PATH=" + logs.string());
+  l.output = o.dir / "launcher.txt";
+  l.watchdog_s = job.timeout_s + 30;
+  if (job.during) l.tick = [&] { job.during(o.dir); };
+  const Finished f = RunLauncher(l);
+  o.exit_code = f.exit_code;
+  o.timed_out = f.timed_out;
+  o.launcher = f.output;
   for (int r = 0; r < job.n; ++r) {
     const std::string res = ReadFile(o.dir / ("result-" + std::to_string(r)));
     Rank& rk = o.ranks[r];
@@ -138,8 +86,8 @@ Outcome RunJob(const std::string& name, const Job& job) {
     std::sscanf(res.c_str(),
                 "RESULT rank=%*d pid=%d ops=%d ok=%d wrong=%lld enqueue=%d sync=%d async=%d",
                 &rk.pid, &rk.ops, &rk.ok, &rk.wrong, &rk.enqueue, &rk.sync, &rk.async);
-    rk.run_log = LogsOf(logs, "run", rk.pid);
-    rk.debug_log = LogsOf(logs, "debug", rk.pid);
+    rk.run_log = PlogsOf(logs, "run", rk.pid);
+    rk.debug_log = PlogsOf(logs, "debug", rk.pid);
   }
   return o;
 }
@@ -153,13 +101,6 @@ std::string Describe(const Outcome& o) {
   }
   return s;
 }
-
-struct DropIfPassed {
-  fs::path dir;
-  ~DropIfPassed() {
-    if (!::testing::Test::HasFailure()) fs::remove_all(dir);
-  }
-};
 
 bool Has(const std::string& log, std::initializer_list<const char*> parts) {
   std::istringstream in(log);
@@ -373,13 +314,6 @@ TEST(OpRetry, RetryOffFailsAsBefore) {
 int Sh(const std::string& cmd) {
   int rc = std::system((cmd + " >/dev/null 2>&1").c_str());
   return WIFEXITED(rc) ? WEXITSTATUS(rc) : -1;
-}
-
-bool AllExist(const fs::path& dir, const char* prefix, int n) {
-  for (int r = 0; r < n; ++r) {
-    if (!fs::exists(dir / (std::string(prefix) + "-" + std::to_string(r)))) return false;
-  }
-  return true;
 }
 
 // Namespaces A and B joined by a veth pair; each rank's address on lo, routed over the veth

@@ -8,11 +8,8 @@
 //   - a disagreement (different lists, a survivor that never calls) is HCCL_E_PARA with EI0005
 //     on every caller, and the job ends by itself (vigil run's --timeout never needed).
 // The time from the kill to the first op on the shrunk communicator is printed, never asserted.
-#include <fcntl.h>
 #include <gtest/gtest.h>
-#include <signal.h>
 #include <sys/wait.h>
-#include <unistd.h>
 
 #include <chrono>
 #include <cstdlib>
@@ -25,19 +22,15 @@
 #include <set>
 #include <sstream>
 #include <string>
-#include <thread>
 #include <vector>
+
+#include "../common/job_runner.h"
 
 namespace fs = std::filesystem;
 
 namespace {
 
-std::string ReadFile(const fs::path& p) {
-  std::ifstream in(p);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
+using namespace vigil::test;
 
 struct Job {
   int n = 4;
@@ -71,86 +64,42 @@ struct Outcome {
   std::map<int, RankOut> ranks;
 };
 
-std::string LogsOf(const fs::path& logs, const char* channel, int pid) {
-  std::string all;
-  std::error_code ec;
-  for (const auto& f : fs::directory_iterator(logs / channel / "plog", ec)) {
-    if (f.path().filename().string().rfind("plog-" + std::to_string(pid) + "_", 0) == 0) {
-      all += ReadFile(f.path());
-    }
-  }
-  return all;
-}
-
 Outcome RunJob(const std::string& name, const Job& job) {
   Outcome o;
-  const char* base = std::getenv("SHRINK_TEST_TMP");
-  o.dir = (base != nullptr ? fs::path(base) : fs::temp_directory_path()) /
-          ("vigil_shrink_" + name + "_" + std::to_string(getpid()));
-  fs::remove_all(o.dir);
-  fs::create_directories(o.dir);
+  o.dir = FreshJobDir("SHRINK_TEST_TMP", "vigil_shrink", name);
   const fs::path logs = o.dir / "logs";
-  std::vector<std::string> args = {
-      VIGIL_BIN,   "run",         "-n",        std::to_string(job.n),
-      "--log-dir", logs.string(), "--timeout", std::to_string(job.timeout_s)};
-  if (job.keep_going) args.push_back("--keep-going");
-  args.insert(args.end(), {"--", job.program, "--out", o.dir.string()});
-  args.insert(args.end(), job.args.begin(), job.args.end());
-  const fs::path out_path = o.dir / "launcher.out";
-  pid_t pid = fork();
-  if (pid == 0) {
-    setpgid(0, 0);
-    for (const std::string& kv : job.env) {
-      const size_t eq = kv.find('=');
-      setenv(kv.substr(0, eq).c_str(), kv.substr(eq + 1).c_str(), 1);
-    }
-    int fd = open(out_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-    if (fd >= 0) {
-      dup2(fd, 1);
-      dup2(fd, 2);
-    }
-    std::vector<char*> argv;
-    for (auto& a : args) argv.push_back(a.data());
-    argv.push_back(nullptr);
-    execvp(argv[0], argv.data());
-    _exit(127);
+  Launch l;
+  l.argv = VigilRun(VIGIL_BIN, job.n, logs, job.timeout_s);
+  if (job.keep_going) l.argv.push_back("--keep-going");
+  l.argv.insert(l.argv.end(), {"--", job.program, "--out", o.dir.string()});
+  l.argv.insert(l.argv.end(), job.args.begin(), job.args.end());
+  l.env = job.env;
+  l.output = o.dir / "launcher.out";
+  l.watchdog_s = job.timeout_s + 30;
+  if (job.during) l.tick = [&] { job.during(o.dir); };
+  const Finished f = RunLauncher(l);
+  o.exit_code = f.exit_code;
+  o.timed_out = f.timed_out;
+  o.launcher = f.output;
+  // The first key line of each process is its rank in the job's first communicator.
+  for (const auto& [r, key] : RankKeys(logs, /*first_per_file=*/true)) {
+    o.ranks[r].uid = key.uid;
+    o.ranks[r].pid = key.pid;
   }
-  const auto start = std::chrono::steady_clock::now();
-  int status = 0;
-  for (;;) {
-    if (waitpid(pid, &status, WNOHANG) == pid) break;
-    if (job.during) job.during(o.dir);
-    if (std::chrono::steady_clock::now() - start > std::chrono::seconds(job.timeout_s + 30)) {
-      kill(-pid, SIGKILL);  // the launcher itself hung: never expected
-      o.timed_out = true;
-    }
-    std::this_thread::sleep_for(std::chrono::milliseconds(100));
-  }
-  o.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-  o.launcher = ReadFile(out_path);
-  if (o.launcher.find("--timeout") != std::string::npos) o.timed_out = true;
-  static const std::regex kKey(
-      R"(LocalRank Key Info: userRank\[(\d+)\], hostIp\[([^\]]*)\], devicePhyId\[(\d+)\], pid\[(\d+)\])");
   static const std::regex kComm(
       R"(Communicator Key Info: identifier\[([^\]]*)\], rankSize\[(\d+)\])");
-  std::map<int, std::string> first_comm_of_pid;
   std::error_code ec;
-  for (const auto& f : fs::directory_iterator(logs / "run" / "plog", ec)) {
-    const std::string text = ReadFile(f.path());
+  for (const auto& file : fs::directory_iterator(logs / "run" / "plog", ec)) {
+    const std::string text = ReadFile(file.path());
     std::smatch m;
-    // The first key line of each process is its rank in the job's first communicator.
-    if (std::regex_search(text, m, kKey)) {
-      RankOut& ro = o.ranks[std::stoi(m[1])];
-      ro.uid = m[2].str() + "/" + m[3].str();
-      ro.pid = std::stoi(m[4]);
-    }
-    if (o.identifier.empty() && std::regex_search(text, m, kComm) && std::stoi(m[2]) == job.n) {
+    if (std::regex_search(text, m, kComm) && std::stoi(m[2]) == job.n) {
       o.identifier = m[1];
+      break;
     }
   }
   for (auto& [r, ro] : o.ranks) {
-    ro.run_log = LogsOf(logs, "run", ro.pid);
-    ro.debug_log = LogsOf(logs, "debug", ro.pid);
+    ro.run_log = PlogsOf(logs, "run", ro.pid);
+    ro.debug_log = PlogsOf(logs, "debug", ro.pid);
     std::istringstream res(ReadFile(o.dir / ("result-" + std::to_string(r))));
     std::string kv;
     while (res >> kv) {
@@ -171,13 +120,6 @@ std::string Describe(const Outcome& o) {
   }
   return s;
 }
-
-struct DropIfPassed {
-  fs::path dir;
-  ~DropIfPassed() {
-    if (!::testing::Test::HasFailure()) fs::remove_all(dir);
-  }
-};
 
 const std::vector<std::string> kEnv = {"HCCL_BUFFSIZE=4", "HCCL_IF_BASE_PORT=0",
                                        "HCCL_CONNECT_TIMEOUT=30", "HCCL_EXEC_TIMEOUT=60",
