@@ -40,6 +40,7 @@ set -uo pipefail
 HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 REPO="$(cd "$HERE/../.." && pwd)"
 COMPARE="$REPO/bench/compare"
+. "$REPO/scripts/lib/netns.sh"
 HOSTS="${HOSTS:-2}"
 RANKS_PER_HOST="${RANKS_PER_HOST:-1}"
 RATE="${RATE:-1gbit}"
@@ -122,13 +123,7 @@ ID="$$"
 SW="vcl${ID}s"
 NSES=()
 NET=10.78.0
-cleanup() {
-  for ns in "${NSES[@]}" "$SW"; do
-    pids=$(ip netns pids "$ns" 2>/dev/null)
-    [ -n "$pids" ] && kill -9 $pids 2>/dev/null
-    ip netns del "$ns" 2>/dev/null
-  done
-}
+cleanup() { netns_delete "${NSES[@]}" "$SW"; }
 trap cleanup EXIT
 trap 'exit 130' INT TERM
 
@@ -153,22 +148,12 @@ shape() {  # shape NS DEV: tbf at RATE on DEV's egress
   ip netns exec "$1" tc qdisc replace dev "$2" root tbf rate "$RATE" burst "$BURST" latency 20ms
 }
 
-ip netns add "$SW" || { log "cannot create network namespaces"; exit 1; }
-ip -n "$SW" link set lo up
-ip -n "$SW" link add br0 type bridge
-ip -n "$SW" addr add "$NET.1/24" dev br0
-ip -n "$SW" link set br0 up
+netns_switch "$SW" "$NET" || { log "cannot create network namespaces"; exit 1; }
 HOSTLIST=""
 for k in $(seq 1 "$HOSTS"); do
   ns="vcl${ID}h$k"
-  ip netns add "$ns" || exit 1
   NSES+=("$ns")
-  ip link add "vcl${ID}p$k" netns "$SW" mtu "$MTU" type veth peer name eth0 netns "$ns" mtu "$MTU" &&
-    ip -n "$SW" link set "vcl${ID}p$k" master br0 up &&
-    ip -n "$ns" link set lo up &&
-    ip -n "$ns" addr add "$NET.$((k + 1))/24" dev eth0 &&
-    ip -n "$ns" link set eth0 up &&
-    ip -n "$ns" route add default via "$NET.1" &&
+  netns_host "$SW" "$ns" "vcl${ID}p$k" "$NET" "$k" "$MTU" &&
     shape "$ns" eth0 && shape "$SW" "vcl${ID}p$k" || { log "host $k setup failed"; exit 1; }
   if [ -n "$LOSS" ]; then
     # numgen counts in 1/100000: LOSS percent = LOSS * 1000 of them.

@@ -30,6 +30,8 @@ CHECK=$2
 WORK=$3
 SCENARIO=$4
 
+. "$(dirname "${BASH_SOURCE[0]}")/../../scripts/lib/netns.sh"
+
 if [ "$(id -u)" != 0 ]; then
   echo "SKIP: needs root to create network namespaces"
   exit 77
@@ -41,37 +43,22 @@ WORKDIR=$WORK/$SCENARIO
 rm -rf "$WORKDIR"
 mkdir -p "$WORKDIR"
 
-cleanup() {
-  for ns in "${NSES[@]}" "$HUB"; do
-    pids=$(ip netns pids "$ns" 2>/dev/null)
-    [ -n "$pids" ] && kill -9 $pids 2>/dev/null
-    ip netns del "$ns" 2>/dev/null
-  done
-}
+cleanup() { netns_delete "${NSES[@]}" "$HUB"; }
 trap cleanup EXIT
 trap 'exit 130' INT TERM
 
-if ! ip netns add "$HUB" 2>/dev/null; then
-  echo "SKIP: cannot create network namespaces here (needs CAP_SYS_ADMIN/CAP_NET_ADMIN)"
-  exit 77
-fi
-if ! { ip -n "$HUB" link set lo up && ip -n "$HUB" link add br0 type bridge &&
-  ip -n "$HUB" addr add 10.77.0.1/24 dev br0 && ip -n "$HUB" link set br0 up; }; then
-  echo "SKIP: cannot make a bridge in a network namespace here"
-  exit 77
-fi
+netns_switch "$HUB" 10.77.0
+case $? in
+  1) echo "SKIP: cannot create network namespaces here (needs CAP_SYS_ADMIN/CAP_NET_ADMIN)"
+    exit 77 ;;
+  2) echo "SKIP: cannot make a bridge in a network namespace here"
+    exit 77 ;;
+esac
 
 # add_host K: namespace vmh<ID><K>, address 10.77.0.(K+1)
 add_host() {
-  local k=$1 ns=vmh${ID}$1
-  ip netns add "$ns" || return 1
-  NSES+=("$ns")
-  ip link add "vm${ID}$k" netns "$HUB" type veth peer name eth0 netns "$ns" &&
-    ip -n "$HUB" link set "vm${ID}$k" master br0 up &&
-    ip -n "$ns" link set lo up &&
-    ip -n "$ns" addr add "10.77.0.$((k + 1))/24" dev eth0 &&
-    ip -n "$ns" link set eth0 up &&
-    ip -n "$ns" route add default via 10.77.0.1
+  NSES+=("vmh${ID}$1")
+  netns_host "$HUB" "vmh${ID}$1" "vm${ID}$1" 10.77.0 "$1"
 }
 
 fail() {

@@ -30,6 +30,7 @@
 # Every process the test starts ends with it: hogs are bounded and die with this script, a
 # stopped rank is continued, namespaces are deleted, on every exit path.
 set -u
+. "$(dirname "${BASH_SOURCE[0]}")/../../scripts/lib/netns.sh"
 T0=$(date +%s%N)
 at() { echo "[+$((($(date +%s%N) - T0) / 1000000)) ms] $*"; }
 VIGIL=$1
@@ -71,11 +72,7 @@ cleanup() {
     kill -9 -- -"$JOBPID" 2>/dev/null || kill -9 "$JOBPID" 2>/dev/null
     for f in "$DIR"/pid-*; do [ -f "$f" ] && kill -9 "$(cat "$f")" 2>/dev/null; done
   fi
-  for ns in "${NSES[@]}"; do
-    pids=$(ip netns pids "$ns" 2>/dev/null)
-    [ -n "$pids" ] && kill -9 $pids 2>/dev/null
-    ip netns del "$ns" 2>/dev/null
-  done
+  netns_delete "${NSES[@]}"
   wait 2>/dev/null
 }
 trap cleanup EXIT
@@ -184,7 +181,7 @@ proof_pause() {
   at "rank 1 was stopped for $NOALARM_PAUSE_MS ms (NOALARM_PAUSE_MS)"
 }
 
-# ---- netns hosts (as tests/multihost/netns_hosts.sh) ----
+# ---- netns hosts (scripts/lib/netns.sh) ----
 ID=$$
 HUB=vna${ID}h
 make_hub() {
@@ -196,27 +193,18 @@ make_hub() {
     echo "SKIP: needs nft (nftables) and tc (iproute2)"
     exit 77
   }
-  if ! ip netns add "$HUB" 2>/dev/null; then
-    echo "SKIP: cannot create network namespaces here (needs CAP_SYS_ADMIN/CAP_NET_ADMIN)"
-    exit 77
-  fi
   NSES+=("$HUB")
-  if ! { ip -n "$HUB" link set lo up && ip -n "$HUB" link add br0 type bridge &&
-    ip -n "$HUB" addr add 10.78.0.1/24 dev br0 && ip -n "$HUB" link set br0 up; }; then
-    echo "SKIP: cannot make a bridge in a network namespace here"
-    exit 77
-  fi
+  netns_switch "$HUB" 10.78.0
+  case $? in
+    1) echo "SKIP: cannot create network namespaces here (needs CAP_SYS_ADMIN/CAP_NET_ADMIN)"
+      exit 77 ;;
+    2) echo "SKIP: cannot make a bridge in a network namespace here"
+      exit 77 ;;
+  esac
 }
 add_host() {  # K: namespace vna<ID><K>, address 10.78.0.(K+1)
-  local k=$1 ns=vna${ID}$1
-  ip netns add "$ns" || return 1
-  NSES+=("$ns")
-  ip link add "vn${ID}$k" netns "$HUB" type veth peer name eth0 netns "$ns" &&
-    ip -n "$HUB" link set "vn${ID}$k" master br0 up &&
-    ip -n "$ns" link set lo up &&
-    ip -n "$ns" addr add "10.78.0.$((k + 1))/24" dev eth0 &&
-    ip -n "$ns" link set eth0 up &&
-    ip -n "$ns" route add default via 10.78.0.1
+  NSES+=("vna${ID}$1")
+  netns_host "$HUB" "vna${ID}$1" "vn${ID}$1" 10.78.0 "$1"
 }
 
 # ---- scenarios ----
