@@ -41,6 +41,7 @@ HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 REPO="$(cd "$HERE/../.." && pwd)"
 COMPARE="$REPO/bench/compare"
 . "$REPO/scripts/lib/netns.sh"
+. "$REPO/scripts/lib/bench.sh"
 HOSTS="${HOSTS:-2}"
 RANKS_PER_HOST="${RANKS_PER_HOST:-1}"
 RATE="${RATE:-1gbit}"
@@ -80,12 +81,7 @@ command -v mpirun >/dev/null 2>&1 || need+=(openmpi-bin)
 [ -f /usr/include/gloo/allreduce.h ] || need+=(libgloo-dev)
 /usr/bin/python3 -c 'import matplotlib' >/dev/null 2>&1 || command -v gnuplot >/dev/null 2>&1 ||
   need+=(python3-matplotlib)
-if [ ${#need[@]} -gt 0 ]; then
-  log "installing ${need[*]}"
-  apt-get update -qq >/dev/null || true
-  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${need[@]}" \
-    >/dev/null || { log "apt-get install ${need[*]} failed"; exit 1; }
-fi
+bench_apt_install "${need[@]}"
 command -v timeout >/dev/null || { log "coreutils timeout missing"; exit 1; }
 
 mkdir -p "$BUILD/bin" "$OUT/logs"
@@ -93,9 +89,7 @@ BIN="$BUILD/bin"
 
 # --- 2. Harnesses and Vigil -----------------------------------------------------------------
 log "building harnesses in $BIN"
-mpicxx -std=c++17 -O3 -march=native -o "$BIN/mpi_bench" "$COMPARE/mpi_bench.cc" || exit 1
-g++ -std=c++17 -O3 -march=native -o "$BIN/gloo_bench" "$COMPARE/gloo_bench.cc" -lgloo -lpthread ||
-  exit 1
+bench_build_peers "$COMPARE" "$BIN"
 gcc -O2 -o "$BIN/netpp" "$HERE/netpp.c" || exit 1
 # OpenMPI's remote shell: "agent [options] HOST COMMAND..." runs COMMAND in namespace HOST.
 cat >"$BIN/netns_rsh" <<'EOF'
@@ -107,14 +101,7 @@ exec ip netns exec "$host" /bin/sh -c "$*"
 EOF
 chmod +x "$BIN/netns_rsh"
 
-if [ -z "${VIGIL:-}" ]; then
-  log "building vigil (RelWithDebInfo) in $BUILD/vigil"
-  cmake -S "$REPO" -B "$BUILD/vigil" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DVIGIL_BUILD_TESTS=OFF \
-    -DVIGIL_BUILD_BENCH=OFF >"$OUT/logs/cmake.log" 2>&1 || { log "cmake failed: $OUT/logs/cmake.log"; exit 1; }
-  cmake --build "$BUILD/vigil" -j"$JOBS" --target vigil >>"$OUT/logs/cmake.log" 2>&1 ||
-    { log "build failed: $OUT/logs/cmake.log"; exit 1; }
-  VIGIL="$BUILD/vigil/src/cli/vigil"
-fi
+bench_build_vigil "$REPO" "$BUILD" "$OUT/logs/cmake.log" "$JOBS"
 VIGIL="$(cd "$(dirname "$VIGIL")" && pwd)/$(basename "$VIGIL")"
 [ -x "$VIGIL" ] || { log "no vigil binary at $VIGIL"; exit 1; }
 
@@ -194,24 +181,9 @@ MPIRUN=(mpirun --allow-run-as-root --oversubscribe --bind-to none -np "$NRANKS"
   --mca plm_rsh_no_tree_spawn 1 --mca oob_tcp_if_include "$NET.0/24"
   --mca pml ob1 --mca btl tcp,vader,self --mca btl_tcp_if_include "$NET.0/24")
 
-uptime_load() { cut -d' ' -f1-3 /proc/loadavg; }
-LOAD_BEFORE="$(uptime_load)"
+LOAD_BEFORE="$(bench_load)"
 FAILED=0
-
-# run NAME -- COMMAND...: stdout to $OUT/NAME.json, stderr to logs/NAME.err, bounded.
-run() {
-  local name="$1"; shift; [ "$1" = "--" ] && shift
-  local t0=$SECONDS
-  timeout -k 10 "$RUN_TIMEOUT" "$@" >"$OUT/$name.json" 2>"$OUT/logs/$name.err"
-  local rc=$?
-  if [ $rc -ne 0 ]; then
-    FAILED=$((FAILED + 1))
-    log "$name: exit $rc after $((SECONDS - t0))s (see $OUT/logs/$name.err)"
-    [ $rc -eq 124 ] && echo "timed out after ${RUN_TIMEOUT}s" >>"$OUT/logs/$name.err"
-  else
-    log "$name: $((SECONDS - t0))s"
-  fi
-}
+run() { bench_run "$@"; }  # run NAME -- COMMAND...: scripts/lib/bench.sh; counts FAILED
 
 vigil_run() {  # vigil_run NAME OP ENTRY_LOG ARGS...
   local name="$1" op="$2" entry="$3"; shift 3
@@ -276,7 +248,7 @@ for rep in $(seq 1 "$REPEAT"); do
   done
 done
 
-LOAD_AFTER="$(uptime_load)"
+LOAD_AFTER="$(bench_load)"
 cat >"$OUT/meta.json" <<EOF
 {"hosts": $HOSTS, "ranks_per_host": $RANKS_PER_HOST, "rate": "$RATE", "rate_bps": $RATE_BPS,
  "mtu": $MTU, "loss_pct": "${LOSS:-0}", "tbf_burst": $BURST, "rtt": $RTT_JSON, "stream": $STREAM_JSON,

@@ -30,6 +30,7 @@ set -uo pipefail
 
 HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 REPO="$(cd "$HERE/../.." && pwd)"
+. "$REPO/scripts/lib/bench.sh"
 RANKS="${RANKS:-4}"
 LAT_ITERS="${LAT_ITERS:-200}"
 LAT_WARMUP="${LAT_WARMUP:-20}"
@@ -52,16 +53,7 @@ need=()
 command -v mpicxx >/dev/null 2>&1 || need+=(libopenmpi-dev)
 command -v mpirun >/dev/null 2>&1 || need+=(openmpi-bin)
 [ -f /usr/include/gloo/allreduce.h ] || need+=(libgloo-dev)
-if [ ${#need[@]} -gt 0 ]; then
-  log "installing ${need[*]}"
-  SUDO=""
-  [ "$(id -u)" -ne 0 ] && SUDO="sudo"
-  $SUDO apt-get update -qq >/dev/null || true
-  if ! DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends \
-      "${need[@]}" >/dev/null; then
-    log "apt-get install ${need[*]} failed"; exit 1
-  fi
-fi
+bench_apt_install "${need[@]}"
 command -v timeout >/dev/null || { log "coreutils timeout missing"; exit 1; }
 
 mkdir -p "$BUILD/compare" "$OUT/logs"
@@ -69,19 +61,11 @@ BIN="$BUILD/compare"
 
 # --- 2. Harnesses ---------------------------------------------------------------------------
 log "building harnesses in $BIN"
-mpicxx -std=c++17 -O3 -march=native -o "$BIN/mpi_bench" "$HERE/mpi_bench.cc" || exit 1
-g++ -std=c++17 -O3 -march=native -o "$BIN/gloo_bench" "$HERE/gloo_bench.cc" -lgloo -lpthread || exit 1
+bench_build_peers "$HERE" "$BIN"
 gcc -O2 -o "$BIN/memcpy_bw" "$HERE/memcpy_bw.c" || exit 1
 
 # --- 3. Vigil -------------------------------------------------------------------------------
-if [ -z "${VIGIL:-}" ]; then
-  log "building vigil (RelWithDebInfo) in $BUILD/vigil"
-  cmake -S "$REPO" -B "$BUILD/vigil" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DVIGIL_BUILD_TESTS=OFF \
-        -DVIGIL_BUILD_BENCH=OFF >"$OUT/logs/cmake.log" 2>&1 || { log "cmake failed: $OUT/logs/cmake.log"; exit 1; }
-  cmake --build "$BUILD/vigil" -j"$JOBS" --target vigil >>"$OUT/logs/cmake.log" 2>&1 ||
-    { log "build failed: $OUT/logs/cmake.log"; exit 1; }
-  VIGIL="$BUILD/vigil/src/cli/vigil"
-fi
+bench_build_vigil "$REPO" "$BUILD" "$OUT/logs/cmake.log" "$JOBS"
 [ -x "$VIGIL" ] || { log "no vigil binary at $VIGIL"; exit 1; }
 
 # --- 4. Runs --------------------------------------------------------------------------------
@@ -89,22 +73,8 @@ MPIRUN=(mpirun --allow-run-as-root --oversubscribe --bind-to none -np "$RANKS")
 # Quiet the warnings OpenMPI prints in containers (no effect on the transports chosen).
 export OMPI_MCA_btl_base_warn_component_unused=0 OMPI_MCA_rmaps_base_oversubscribe=1
 
-uptime_load() { cut -d' ' -f1-3 /proc/loadavg; }
-LOAD_BEFORE="$(uptime_load)"
-
-# run NAME -- COMMAND...: stdout to $OUT/NAME.json, stderr to logs/NAME.err, bounded.
-run() {
-  local name="$1"; shift; [ "$1" = "--" ] && shift
-  local t0=$SECONDS
-  timeout -k 10 "$RUN_TIMEOUT" "$@" >"$OUT/$name.json" 2>"$OUT/logs/$name.err"
-  local rc=$?
-  if [ $rc -ne 0 ]; then
-    log "$name: exit $rc after $((SECONDS - t0))s (see $OUT/logs/$name.err)"
-    [ $rc -eq 124 ] && echo "timed out after ${RUN_TIMEOUT}s" >>"$OUT/logs/$name.err"
-  else
-    log "$name: $((SECONDS - t0))s"
-  fi
-}
+LOAD_BEFORE="$(bench_load)"
+run() { bench_run "$@"; }  # run NAME -- COMMAND...: scripts/lib/bench.sh
 
 vigil_run() {  # vigil_run NAME TRANSPORT OP ARGS...
   local name="$1" tp="$2" op="$3"; shift 3
@@ -154,7 +124,7 @@ for series in $SERIES; do
   done
 done
 
-LOAD_AFTER="$(uptime_load)"
+LOAD_AFTER="$(bench_load)"
 OMPI_VER="$(mpirun --version 2>/dev/null | head -1)"
 GLOO_VER="$(dpkg-query -W -f='${Version}' libgloo-dev 2>/dev/null || echo unknown)"
 VIGIL_VER="${VIGIL_REV:-$(git -C "$REPO" rev-parse --short HEAD 2>/dev/null || echo unknown)}"
