@@ -14,6 +14,10 @@ import re
 import statistics
 import sys
 
+# The summaries' shared helpers: scripts/lib/bench_tables.py.
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "../../scripts/lib"))
+from bench_tables import fmt, human, load, print_targets  # noqa: E402
+
 OPS = [
     ("allreduce", "AllReduce fp32 sum"),
     ("allgather", "AllGather fp32"),
@@ -22,26 +26,6 @@ OPS = [
     ("alltoall", "AlltoAll fp32"),
 ]
 TARGET_MIN_BYTES = 4 << 20
-
-
-def load(path):
-    try:
-        with open(path) as f:
-            text = f.read()
-        return json.loads(text[text.index("{"):])
-    except (OSError, ValueError):
-        return None
-
-
-def human(n):
-    for unit, div in (("GiB", 1 << 30), ("MiB", 1 << 20), ("KiB", 1 << 10)):
-        if n >= div and n % div == 0:
-            return f"{n // div} {unit}"
-    return f"{n} B"
-
-
-def fmt(v, digits=2):
-    return "—" if v is None else f"{v:.{digits}f}"
 
 
 def pct(v):
@@ -194,12 +178,7 @@ def main():
                        "points": [[s, model.busbw(op, s)] for s in sizes]})
         charts.append({"name": op, "title": title, "series": series})
 
-    print("## Targets (worst over the sizes)\n")
-    print("| target | worst | result |")
-    print("|---|---|---|")
-    for text, worst, thr, higher in targets:
-        ok = worst is not None and (worst >= thr if higher else worst <= thr)
-        print(f"| {text} | {fmt(worst)} | {'PASS' if ok else 'MISS'} |")
+    print_targets("Targets (worst over the sizes)", "worst", targets)
     total_wrong = sum(v for (op, t), v in wrong.items() if t == "vigil")
     print(f"\nVigil's checked results: {total_wrong} wrong.")
     with open(os.path.join(d, "charts.json"), "w") as f:

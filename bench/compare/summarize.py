@@ -12,6 +12,10 @@ import os
 import re
 import sys
 
+# The summaries' shared helpers: scripts/lib/bench_tables.py.
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "../../scripts/lib"))
+from bench_tables import fmt, human, load, print_targets  # noqa: E402
+
 SERIES = [
     ("allreduce-lat", "AllReduce fp32 sum, latency"),
     ("allreduce-latz", "AllReduce fp32 sum, latency, Vigil synchronizing after every op (-z 1)"),
@@ -21,16 +25,6 @@ SERIES = [
     ("broadcast", "Broadcast fp32"),
     ("alltoall", "AlltoAll fp32"),
 ]
-
-
-def load(path):
-    try:
-        with open(path) as f:
-            text = f.read()
-        # Tolerate noise before the JSON (a launcher line on stdout).
-        return json.loads(text[text.index("{"):])
-    except (OSError, ValueError):
-        return None
 
 
 def rows_by_size(doc):
@@ -43,17 +37,6 @@ def rows_by_size(doc):
         if cell:
             out[r["size"]] = (cell["time_us"], cell["busbw_gbps"])
     return out
-
-
-def human(n):
-    for unit, div in (("GiB", 1 << 30), ("MiB", 1 << 20), ("KiB", 1 << 10)):
-        if n >= div and n % div == 0:
-            return f"{n // div} {unit}"
-    return f"{n} B"
-
-
-def fmt(v, digits=2):
-    return "—" if v is None else f"{v:.{digits}f}"
 
 
 def ratio(a, b):
@@ -149,12 +132,7 @@ def main():
     with open(os.path.join(d, "charts.json"), "w") as f:
         json.dump({"title": f"{meta.get('nranks', '?')} ranks on one host", "charts": charts}, f)
 
-    print("## Performance targets (worst ratio over the sizes)\n")
-    print("| target | worst ratio | result |")
-    print("|---|---|---|")
-    for text, worst, thr, higher in targets:
-        ok = worst is not None and (worst >= thr if higher else worst <= thr)
-        print(f"| {text} | {fmt(worst)} | {'PASS' if ok else 'MISS'} |")
+    print_targets("Performance targets (worst ratio over the sizes)", "worst ratio", targets)
 
 
 if __name__ == "__main__":
