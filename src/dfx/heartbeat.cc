@@ -138,6 +138,10 @@ void Heartbeat::Impl::Detach(const comm::Communicator* raw) {
     e = *it;
     e->detached.store(true);
     comms_.erase(it);
+    if (std::none_of(comms_.begin(), comms_.end(), [&](const auto& c) { return c->key == e->key; })) {
+      auto first = heard_.lower_bound({e->key, 0});
+      heard_.erase(first, heard_.upper_bound({e->key, UINT32_MAX}));
+    }
     const CommEntry::Counts n = e->counts();
     previous_.push_back({e->identifier, e->rank, e->size, n.in, n.out, e->aborted, WallClock::now()});
     if (previous_.size() > kMaxPrevious) previous_.pop_front();

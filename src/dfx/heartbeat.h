@@ -9,15 +9,17 @@
 //   communicators, and the lower listener address dials.
 // - Thread "Hccl_HeartBeat": a 50 ms poll loop; a beat frame to every neighbour each beat
 //   interval (1 s, or a third of VIGIL_HEARTBEAT_LOST_TIMEOUT when that is shorter) carrying the
-//   op in/out counters of this process's communicators.
+//   op in/out counters of this process's communicators and those it heard of other ranks.
 // - LOST: no frame from a neighbour within VIGIL_HEARTBEAT_LOST_TIMEOUT (default 30 s), or its
 //   link closed without a bye (process died, connection reset): at once. STUCK: every third of
 //   HCCL_EXEC_TIMEOUT each communicator compares this rank's counters with its peers'; a rank
-//   that has not entered an op a peer is inside, or is inside one a peer has already left while
-//   no peer it hears from is behind it in that op, with no progress over two checks, reports
-//   itself (window 1/3..2/3 of the exec timeout). ERROR CQE: a data link's error from the
-//   transport's LinkErrorObserver, unless the peer's process has exited (its maintenance
-//   listener refuses a connection): then the peer is LOST.
+//   that has not entered an op a peer is inside, or is inside one a peer has already left, with
+//   no progress over two checks, reports itself (window 1/3..2/3 of the exec timeout) — unless
+//   it is inside an op some rank has not entered yet (then it waits on that rank, which reports
+//   itself) or its communicator was aborted for a LOST or ERROR CQE. Beats relay the counters
+//   of every rank, so "some rank" is any rank of the communicator, neighbour or not.
+//   ERROR CQE: a data link's error from the transport's LinkErrorObserver, unless the peer's
+//   process has exited (its maintenance listener refuses a connection): then the peer is LOST.
 // - Events: recorded once per (crimer, status) — the loop guard —, logged to the run log as
 //   "[TaskExecStage][HeartbeatAbnormal]local rank [..]: crimer rank [..] status[..] by informer
 //   rank [..]", and forwarded to every live neighbour except the sender and the informer.

@@ -290,32 +290,48 @@ void Heartbeat::Impl::StuckLocked(SteadyClock::time_point now) {
     CommEntry& e = *cp;
     if (!stuck_detection_ || e.exec_timeout_s == 0 || now < e.next_check) continue;
     e.next_check = now + StuckPeriod(e);
+    // Aborted for a member LOST or a link's ERROR CQE: that is the fault, its ops end on it.
+    if (e.aborted) {
+      e.prev_cond = false;
+      continue;
+    }
     bool not_entered = false, never_leaves = false, waits_on_other = false;
     const CommEntry::Counts mine = e.counts();
+    const bool inside = mine.in > mine.out;
     auto judge = [&](uint64_t in, uint64_t out) {
       // A peer is inside an op I never entered, or it left the op I am inside.
       if (in > out && in > mine.in) not_entered = true;
-      if (mine.in > mine.out && out >= mine.in) never_leaves = true;
-      // A peer that has not entered the op I am inside: I may be waiting for it (a rooted op,
-      // Broadcast or Reduce, lets some ranks leave while others still wait for a late one).
-      if (mine.in > mine.out && in < mine.in) waits_on_other = true;
+      if (inside && out >= mine.in) never_leaves = true;
+    };
+    // A rank that has not entered the op I am inside: I may be waiting for it, directly or
+    // through the ranks between us (Broadcast and Reduce let some ranks leave, and go on to
+    // the next op, while others still wait for a late one). Any rank counts, neighbour or not:
+    // heard_ holds what the beats relayed of every rank.
+    auto behind = [&](uint64_t in) {
+      if (inside && in < mine.in) waits_on_other = true;
     };
     for (const auto& [k, c] : remote_) {
       if (k.first != e.key || k.second == e.rank) continue;
       if (now - c.at < fresh) {
         judge(c.in, c.out);
-      } else if (mine.in > mine.out) {
+        behind(c.in);
+      } else if (inside) {
         waits_on_other = true;  // a silent peer (stopped, gone): it may be the one I wait for
       }
+    }
+    for (auto it = heard_.lower_bound({e.key, 0}); it != heard_.end() && it->first.first == e.key;
+         ++it) {
+      if (it->first.second != e.rank) behind(it->second.in);
     }
     for (const auto& other : comms_) {  // ranks of the same communicator in this process
       if (other.get() == &e || other->key != e.key) continue;
       const CommEntry::Counts theirs = other->counts();
       judge(theirs.in, theirs.out);
+      behind(theirs.in);
     }
-    // Inside an op a peer has left counts only when no peer I know of is behind me in it:
-    // otherwise the one behind is stuck (it says so itself), not me.
-    const bool cond = not_entered || (never_leaves && !waits_on_other);
+    // Inside an op while some rank has not entered it: that rank is behind (it says so
+    // itself, as not entered), not me, whether peers have left my op or gone on to the next.
+    const bool cond = (not_entered || never_leaves) && !waits_on_other;
     const bool still = mine.in == e.prev_in && mine.out == e.prev_out;
     if (cond && e.prev_cond && still) {
       HCCL_RUN_INFO("[HCCL_TRACE]rank:{}, count of currently executed operators:{}", e.uid(),

@@ -19,6 +19,32 @@ std::vector<uint8_t> Frame(FrameType type, const wire::Writer& body) {
   return std::move(w.data());
 }
 
+void PutCounters(wire::Writer& w, const std::vector<CommCounters>& v) {
+  const size_t n = std::min(v.size(), kMaxComms);
+  w.U32(static_cast<uint32_t>(n));
+  for (size_t i = 0; i < n; ++i) {
+    w.U64(v[i].comm_key);
+    w.U32(v[i].rank);
+    w.U64(v[i].in);
+    w.U64(v[i].out);
+  }
+}
+
+bool GetCounters(wire::Reader& r, std::vector<CommCounters>* v) {
+  const uint32_t n = r.U32();
+  if (!r.ok() || n > kMaxComms) return false;
+  v->clear();
+  for (uint32_t i = 0; i < n && r.ok(); ++i) {
+    CommCounters c;
+    c.comm_key = r.U64();
+    c.rank = r.U32();
+    c.in = r.U64();
+    c.out = r.U64();
+    v->push_back(c);
+  }
+  return r.ok();
+}
+
 }  // namespace
 
 std::vector<uint8_t> EncodeHello(const HelloFrame& f) {
@@ -33,14 +59,8 @@ std::vector<uint8_t> EncodeHello(const HelloFrame& f) {
 
 std::vector<uint8_t> EncodeBeat(const BeatFrame& f) {
   wire::Writer w;
-  const size_t n = std::min(f.comms.size(), kMaxComms);
-  w.U32(static_cast<uint32_t>(n));
-  for (size_t i = 0; i < n; ++i) {
-    w.U64(f.comms[i].comm_key);
-    w.U32(f.comms[i].rank);
-    w.U64(f.comms[i].in);
-    w.U64(f.comms[i].out);
-  }
+  PutCounters(w, f.comms);
+  if (!f.heard.empty()) PutCounters(w, f.heard);
   return Frame(FrameType::kBeat, w);
 }
 
@@ -87,18 +107,9 @@ bool DecodeHello(const std::vector<uint8_t>& body, HelloFrame* f) {
 
 bool DecodeBeat(const std::vector<uint8_t>& body, BeatFrame* f) {
   wire::Reader r(body.data(), body.size());
-  const uint32_t n = r.U32();
-  if (!r.ok() || n > kMaxComms) return false;
-  f->comms.clear();
-  for (uint32_t i = 0; i < n && r.ok(); ++i) {
-    CommCounters c;
-    c.comm_key = r.U64();
-    c.rank = r.U32();
-    c.in = r.U64();
-    c.out = r.U64();
-    f->comms.push_back(c);
-  }
-  return r.ok();
+  f->heard.clear();
+  if (!GetCounters(r, &f->comms)) return false;
+  return r.remaining() == 0 || GetCounters(r, &f->heard);
 }
 
 bool DecodeEvent(const std::vector<uint8_t>& body, EventFrame* f) {

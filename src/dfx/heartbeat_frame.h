@@ -4,7 +4,9 @@
 // Wire: u32 body length, u8 type, body (wire.h little-endian encoding). A connection starts
 // with kHello (magic, version, the sender's listener address and pid) or kQuery (a health
 // client); anything else, or a body over the limit, drops the connection.
-//   kBeat   every beat interval: op in/out counters of the sender's communicators (STUCK)
+//   kBeat   every beat interval: op in/out counters of the sender's communicators (STUCK),
+//           then those it heard of other ranks of them (relayed: every rank learns every
+//           rank's progress within the graph's diameter, neighbour or not)
 //   kEvent  an abnormal event being broadcast: crimer, informer, status, discovery time
 //   kBye    the sender closes the link in order (comm destroyed, process exiting): not LOST
 //   kQuery  health client asks; kReply carries this process's view as JSON
@@ -48,7 +50,11 @@ struct CommCounters {
   uint64_t out = 0;
 };
 struct BeatFrame {
-  std::vector<CommCounters> comms;
+  std::vector<CommCounters> comms;  // the sender's own ranks
+  // Counters of other ranks the sender heard of, first-hand or relayed: the highest it knows
+  // (counters only grow, so merging by maximum never brings back a stale value). An optional
+  // tail: a frame without it decodes with this empty.
+  std::vector<CommCounters> heard;
 };
 
 struct EventFrame {

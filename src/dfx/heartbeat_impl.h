@@ -46,7 +46,10 @@ inline constexpr auto kByeFlush = 300ms;
 // After an abnormal event a process keeps its links (and its exit waits) this long, so the
 // broadcast completes even when the failed ops make every rank destroy its comm and exit at once.
 inline constexpr auto kLinger = 3s;  // long enough for a broadcast to cross a loaded 2-core host
-inline constexpr uint32_t kCqeStatusRetryExceeded = 12;  // RoCE "retransmit exceeded", as HCCL prints
+inline constexpr uint32_t kCqeStatusRetryExceeded = 12;
+// Relayed counters per beat at most (BeatFrame::heard): past it a rotating slice, so every rank
+// of a large communicator is still relayed within a few beats.
+inline constexpr size_t kMaxRelayed = 512;  // RoCE "retransmit exceeded", as HCCL prints
 
 struct CommEntry {
   std::weak_ptr<comm::Communicator> comm;
@@ -216,6 +219,7 @@ class Heartbeat::Impl : public comm::OpObserver {
 
   // ---- periodic work ----
   void BeatLocked();
+  void HeardLocked(const CommCounters& c);
   void TimersLocked(SteadyClock::time_point now);
   void StuckLocked(SteadyClock::time_point now);
   void ForwardLocked();
@@ -249,7 +253,11 @@ class Heartbeat::Impl : public comm::OpObserver {
   std::string last_local_uid_;
   std::map<std::string, Peer> peers_;
   std::vector<Anon> anon_;
-  std::map<std::pair<uint64_t, uint32_t>, RemoteCounters> remote_;
+  std::map<std::pair<uint64_t, uint32_t>, RemoteCounters> remote_;  // neighbours, first-hand
+  // Every rank's counters this process heard of, first-hand or relayed (BeatFrame::heard): the
+  // highest values seen. STUCK reads it to know whether any rank, neighbour or not, is behind.
+  std::map<std::pair<uint64_t, uint32_t>, CommEntry::Counts> heard_;
+  size_t relay_cursor_ = 0;
   std::map<std::string, std::set<HbStatus>> seen_;
   std::set<std::pair<std::string, uint64_t>> link_failed_ops_;  // (identifier, op index)
   std::deque<HbEvent> events_;

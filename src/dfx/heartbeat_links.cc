@@ -174,7 +174,9 @@ void Heartbeat::Impl::HandleFrameLocked(Peer& p, FrameType type, const std::vect
       if (!DecodeBeat(body, &b)) return;
       for (const CommCounters& c : b.comms) {
         remote_[{c.comm_key, c.rank}] = RemoteCounters{c.in, c.out, now};
+        HeardLocked(c);
       }
+      for (const CommCounters& c : b.heard) HeardLocked(c);
       break;
     }
     case FrameType::kEvent: {
@@ -365,11 +367,40 @@ void Heartbeat::Impl::AcceptLocked(SteadyClock::time_point now) {
   }
 }
 
+// What a beat says of a rank of a communicator attached here (not one of this process's own
+// ranks: it knows those better): kept by maximum, as counters only grow.
+void Heartbeat::Impl::HeardLocked(const CommCounters& c) {
+  bool attached = false;
+  for (const auto& e : comms_) {
+    if (e->key != c.comm_key) continue;
+    if (e->rank == c.rank) return;
+    attached = true;
+  }
+  if (!attached) return;
+  CommEntry::Counts& h = heard_[{c.comm_key, c.rank}];
+  h.in = std::max(h.in, c.in);
+  h.out = std::max(h.out, c.out);
+}
+
 void Heartbeat::Impl::BeatLocked() {
   BeatFrame b;
   for (const auto& c : comms_) {
     const CommEntry::Counts n = c->counts();
     b.comms.push_back({c->key, c->rank, n.in, n.out});
+  }
+  // Relay what this process heard of other ranks, so a rank learns of one behind it in an op
+  // though it is no neighbour of it (STUCK, heartbeat_detect.cc). Over kMaxRelayed a slice
+  // starting where the last beat stopped.
+  const size_t total = heard_.size();
+  const size_t take = std::min(total, kMaxRelayed);
+  if (take > 0) {
+    const size_t start = total > take ? relay_cursor_ % total : 0;
+    auto it = std::next(heard_.begin(), static_cast<std::ptrdiff_t>(start));
+    for (size_t i = 0; i < take; ++i, ++it) {
+      if (it == heard_.end()) it = heard_.begin();
+      b.heard.push_back({it->first.first, it->first.second, it->second.in, it->second.out});
+    }
+    relay_cursor_ = start + take;
   }
   const std::vector<uint8_t> frame = EncodeBeat(b);
   for (auto& [key, p] : peers_) {

@@ -7,6 +7,9 @@
 //   --late-init R          rank R never joins comm init (exits instead)                    F13
 //   --late-op R@MS         after MS ms of ops, rank R stays in host code (never enters the
 //                          next op for --late-ms ms)                                        F3/F7
+//   --late-root ROOT       with --late-op: the late op is the first after MS ms whose root
+//                          (op index mod ranks) is ROOT, so a scenario picks the late rank's
+//                          place in a rooted op's tree
 //   --mismatch R@MS:WHAT   after MS ms, rank R calls its next op with another op type,
 //                          count or dtype (WHAT = op|count|dtype)                           F5/F6
 //   --cut R-P@MS           after MS ms, rank R shuts its data link to P down for real
@@ -61,7 +64,7 @@ struct Options {
   std::vector<OpSpec> ops;
   int loop_ms = 20000;
   int64_t late_init = -1;
-  int64_t late_op = -1, late_op_ms = 0;
+  int64_t late_op = -1, late_op_ms = 0, late_root = -1;
   int late_ms = 15000;
   int64_t mismatch = -1, mismatch_ms = 0;
   std::string mismatch_what = "op";
@@ -330,7 +333,8 @@ int Run(const Options& o) {
     }
     OpSpec s = o.ops[i % o.ops.size()];
     const uint32_t root = static_cast<uint32_t>(i % g_size);
-    if (static_cast<int64_t>(g_rank) == o.late_op && !late_done && elapsed_ms() >= o.late_op_ms) {
+    if (static_cast<int64_t>(g_rank) == o.late_op && !late_done && elapsed_ms() >= o.late_op_ms &&
+        (o.late_root < 0 || static_cast<int64_t>(root) == o.late_root)) {
       late_done = true;
       Line("INJECT rank=" + rs + " kind=late_op detail=" + std::to_string(i));
       std::this_thread::sleep_for(std::chrono::milliseconds(o.late_ms));
@@ -413,6 +417,7 @@ int main(int argc, char** argv) {
     else if (k == "--late-ms") o.late_ms = std::atoi(v.c_str());
     else if (k == "--late-init") o.late_init = std::atoll(v.c_str());
     else if (k == "--late-op") ParseAt(v, &o.late_op, &o.late_op_ms);
+    else if (k == "--late-root") o.late_root = std::atoll(v.c_str());
     else if (k == "--mismatch") ParseAt(v, &o.mismatch, &o.mismatch_ms, &o.mismatch_what);
     else if (k == "--root-info") {
       const size_t colon = v.find(':');

@@ -2,6 +2,8 @@
 """Randomized fault runs of Vigil: one run per seed, faults of FAULTS.md caused for real.
 
   chaos_run.py --vigil V --job J --out DIR --seeds 1,2,3      (or --count N --first SEED)
+  chaos_run.py --vigil V --job J --out DIR --scenarios scenarios.json --names A,B
+                                                              (fixed runs, every choice given)
   chaos_run.py --matrix DIR                                   (confusion matrices of DIR)
 
 A seed fixes the rank count (2-8), the transport, the op mix and sizes, the fault(s), their
@@ -170,6 +172,8 @@ def run_one(p, spec, args):
             job_args += ["--late-init", str(v)]
         elif kind == "late_op":
             job_args += ["--late-op", "%d@%d" % (v, f["at_ms"]), "--late-ms", str(late_ms)]
+            if "root" in f:
+                job_args += ["--late-root", str(f["root"])]
         elif kind.startswith("mismatch_"):
             job_args += ["--mismatch", "%d@%d:%s" % (v, f["at_ms"], fs["what"])]
         elif kind == "cut":
@@ -475,8 +479,9 @@ def judge(p, spec, d, run):
 
 
 def describe(p):
-    fs = " + ".join("%s(r%d%s @%dms)" % (f["kind"], f["victim"],
-                                         "-%d" % f["peer"] if "peer" in f else "", f["at_ms"])
+    fs = " + ".join("%s(r%d%s @%dms%s)" % (f["kind"], f["victim"],
+                                           "-%d" % f["peer"] if "peer" in f else "", f["at_ms"],
+                                           " root %d" % f["root"] if "root" in f else "")
                     for f in p["faults"])
     return "n=%d %s ops=%s %s" % (p["n"], p["transport"], p["ops"], fs)
 
@@ -497,6 +502,8 @@ def main():
     ap.add_argument("--loop-ms", type=int, default=6000)
     ap.add_argument("--keep", action="store_true", help="keep the logs of passed runs")
     ap.add_argument("--plan", action="store_true", help="print the runs' parameters only")
+    ap.add_argument("--scenarios", help="a file of fixed runs (scenarios.json); with --names")
+    ap.add_argument("--names", help="comma list of scenario names (default: all of the file)")
     ap.add_argument("--matrix", help="print the confusion matrices of a results folder")
     args = ap.parse_args()
     args_global = args
@@ -504,12 +511,22 @@ def main():
         import chaos_matrix
         return chaos_matrix.main(args.matrix)
     spec = load_spec(args.spec)
-    seeds = [int(s) for s in args.seeds.split(",")] if args.seeds else \
-        list(range(args.first, args.first + args.count))
+    if args.scenarios:
+        fixed = load_spec(args.scenarios)["scenarios"]
+        names = args.names.split(",") if args.names else sorted(fixed)
+        plans = []
+        for name in names:
+            sc = fixed[name]
+            plans.append({"seed": sc["id"], "n": sc["n"], "transport": sc["transport"],
+                          "ops": sc["ops"], "faults": [dict(f) for f in sc["faults"]]})
+    else:
+        seeds = [int(s) for s in args.seeds.split(",")] if args.seeds else \
+            list(range(args.first, args.first + args.count))
+        plans = [plan(seed, spec) for seed in seeds]
     os.makedirs(args.out, exist_ok=True)
     failed = 0
-    for seed in seeds:
-        p = plan(seed, spec)
+    for p in plans:
+        seed = p["seed"]
         if args.plan:
             print("seed %d: %s" % (seed, describe(p)))
             continue
