@@ -241,40 +241,32 @@ void Ctx::SendsFirst() {
   std::copy(recvs.begin(), recvs.end(), xfers_.begin() + w);
 }
 
+template <typename Work>
+HcclResult Ctx::Guarded(void* dst, size_t dst_bytes, const void* src, size_t src_bytes,
+                        Work&& work) {
+  rt::CopyFault fault;
+  const aclError rc = rt::DeviceMemory::Instance().GuardedSince(
+      g_.ranges_checked_at, dst, dst_bytes, src, src_bytes, &fault, std::forward<Work>(work));
+  if (rc == ACL_SUCCESS) return HCCL_SUCCESS;
+  result_->copy = fault;
+  result_->copy_src = src;
+  result_->copy_dst = dst;
+  result_->copy_bytes = dst_bytes;
+  result_->code = HCCL_E_RUNTIME;
+  return HCCL_E_RUNTIME;
+}
+
 HcclResult Ctx::Copy(void* dst, const void* src, size_t bytes) {
   if (bytes == 0 || dst == src) return HCCL_SUCCESS;
-  rt::CopyFault fault;
-  if (rt::DeviceMemory::Instance().GuardedSince(g_.ranges_checked_at, dst, bytes, src, bytes,
-                                                &fault, [=] { std::memmove(dst, src, bytes); }) !=
-      ACL_SUCCESS) {
-    result_->copy = fault;
-    result_->copy_src = src;
-    result_->copy_dst = dst;
-    result_->copy_bytes = bytes;
-    result_->code = HCCL_E_RUNTIME;
-    return HCCL_E_RUNTIME;
-  }
-  return HCCL_SUCCESS;
+  return Guarded(dst, bytes, src, bytes, [=] { std::memmove(dst, src, bytes); });
 }
 
 HcclResult Ctx::ReduceInto(void* dst, const void* src, uint64_t count) {
   if (count == 0) return HCCL_SUCCESS;
   const size_t bytes = count * esize_;
-  rt::CopyFault fault;
   const HcclDataType type = type_;
   const HcclReduceOp op = op_;
-  const aclError rc = rt::DeviceMemory::Instance().GuardedSince(
-      g_.ranges_checked_at, dst, bytes, src, bytes, &fault,
-      [=] { alg::ReduceInto(dst, src, count, type, op); });
-  if (rc != ACL_SUCCESS) {
-    result_->copy = fault;
-    result_->copy_src = src;
-    result_->copy_dst = dst;
-    result_->copy_bytes = bytes;
-    result_->code = HCCL_E_RUNTIME;
-    return HCCL_E_RUNTIME;
-  }
-  return HCCL_SUCCESS;
+  return Guarded(dst, bytes, src, bytes, [=] { alg::ReduceInto(dst, src, count, type, op); });
 }
 
 HcclResult Ctx::Reduce2(void* dst, const void* a, const void* b, uint64_t count) {
@@ -284,21 +276,9 @@ HcclResult Ctx::Reduce2(void* dst, const void* a, const void* b, uint64_t count)
   // Guarded checks one source; the other (user input) is checked on its own first.
   HcclResult hr = CheckUser(a, bytes, false);
   if (hr != HCCL_SUCCESS) return hr;
-  rt::CopyFault fault;
   const HcclDataType type = type_;
   const HcclReduceOp op = op_;
-  const aclError rc =
-      rt::DeviceMemory::Instance().GuardedSince(g_.ranges_checked_at, dst, bytes, b, bytes, &fault,
-                                                [=] { alg::Reduce2(dst, a, b, count, type, op); });
-  if (rc != ACL_SUCCESS) {
-    result_->copy = fault;
-    result_->copy_src = b;
-    result_->copy_dst = dst;
-    result_->copy_bytes = bytes;
-    result_->code = HCCL_E_RUNTIME;
-    return HCCL_E_RUNTIME;
-  }
-  return HCCL_SUCCESS;
+  return Guarded(dst, bytes, b, bytes, [=] { alg::Reduce2(dst, a, b, count, type, op); });
 }
 
 HcclResult Ctx::ReduceSlots(void* dst, const void* own, uint32_t nslots, uint64_t count) {
@@ -312,21 +292,10 @@ HcclResult Ctx::ReduceSlots(void* dst, const void* own, uint32_t nslots, uint64_
   for (uint32_t k = 0; k < nslots; ++k) srcs[k + 1] = Slot(k);
   // The slots are one range of scratch.
   const size_t span = (nslots - 1) * slot_bytes_ + bytes;
-  rt::CopyFault fault;
   const HcclDataType type = type_;
   const HcclReduceOp op = op_;
-  const aclError rc = rt::DeviceMemory::Instance().GuardedSince(
-      g_.ranges_checked_at, dst, bytes, Slot(0), span, &fault,
-      [&] { alg::ReduceN(dst, srcs.data(), srcs.size(), count, type, op); });
-  if (rc != ACL_SUCCESS) {
-    result_->copy = fault;
-    result_->copy_src = Slot(0);
-    result_->copy_dst = dst;
-    result_->copy_bytes = bytes;
-    result_->code = HCCL_E_RUNTIME;
-    return HCCL_E_RUNTIME;
-  }
-  return HCCL_SUCCESS;
+  return Guarded(dst, bytes, Slot(0), span,
+                 [&] { alg::ReduceN(dst, srcs.data(), srcs.size(), count, type, op); });
 }
 
 HcclResult Ctx::CheckUserSlow(const void* p, size_t bytes, bool is_dst) {

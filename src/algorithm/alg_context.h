@@ -124,6 +124,10 @@ class Ctx {
   // Moves this Flush's sends ahead of its receives (Progress offers them in order).
   void SendsFirst();
   HcclResult CheckUserSlow(const void* p, size_t bytes, bool is_dst);
+  // Runs `work`, which writes dst_bytes at dst and reads src_bytes at src, guarded against device
+  // memory freed under it; a fault is the op's failed copy (AlgResult::copy) and HCCL_E_RUNTIME.
+  template <typename Work>
+  HcclResult Guarded(void* dst, size_t dst_bytes, const void* src, size_t src_bytes, Work&& work);
   // Whether this op's header still has to go to (send) or come from `peer`; marks it done.
   bool MarkHeader(bool send, uint32_t peer) {
     if (g_.size <= 64) {
