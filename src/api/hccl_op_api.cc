@@ -233,6 +233,27 @@ HcclResult RunVOp(const VOp& spec, void* send, void* recv, uint64_t count, const
   return ck.Enqueue(c, std::move(d), comm);
 }
 
+// HcclAlltoAllV and HcclAlltoAllVC once d holds their count lists: the buffers checked against
+// the totals (a rank that sends or receives nothing may pass null), then the op queued.
+HcclResult EnqueueAlltoAllV(OpChecker& ck, Checked& c, OpDesc&& d, OpType type,
+                            const void* sendBuf, HcclDataType sendType, const void* recvBuf,
+                            HcclDataType recvType, HcclComm comm) {
+  const vigil::comm::OpLists& lists = d.lists();
+  const uint64_t sent =
+      std::accumulate(lists.send_counts.begin(), lists.send_counts.end(), uint64_t{0});
+  const uint64_t recvd =
+      std::accumulate(lists.recv_counts.begin(), lists.recv_counts.end(), uint64_t{0});
+  VIGIL_CHECK(ck.Ptr(sendBuf, "sendBuf", sent > 0));
+  VIGIL_CHECK(ck.Ptr(recvBuf, "recvBuf", recvd > 0));
+  d.type = type;
+  d.send = sendBuf;
+  d.recv = const_cast<void*>(recvBuf);
+  d.count = sent;
+  d.dtype = sendType;
+  d.recv_dtype = recvType;
+  return ck.Enqueue(c, std::move(d), comm);
+}
+
 }  // namespace
 
 extern "C" {
@@ -351,19 +372,8 @@ HcclResult HcclAlltoAllV(const void* sendBuf, const void* sendCounts, const void
   VIGIL_CHECK(ReadCounts(ck, sdispls, n, "sdispls", sendType, &lists.send_displs));
   VIGIL_CHECK(ReadCounts(ck, recvCounts, n, "recvCounts", recvType, &lists.recv_counts));
   VIGIL_CHECK(ReadCounts(ck, rdispls, n, "rdispls", recvType, &lists.recv_displs));
-  const uint64_t sent =
-      std::accumulate(lists.send_counts.begin(), lists.send_counts.end(), uint64_t{0});
-  const uint64_t recvd =
-      std::accumulate(lists.recv_counts.begin(), lists.recv_counts.end(), uint64_t{0});
-  VIGIL_CHECK(ck.Ptr(sendBuf, "sendBuf", sent > 0));
-  VIGIL_CHECK(ck.Ptr(recvBuf, "recvBuf", recvd > 0));
-  d.type = OpType::kAlltoAllV;
-  d.send = sendBuf;
-  d.recv = const_cast<void*>(recvBuf);
-  d.count = sent;
-  d.dtype = sendType;
-  d.recv_dtype = recvType;
-  return ck.Enqueue(c, std::move(d), comm);
+  return EnqueueAlltoAllV(ck, c, std::move(d), OpType::kAlltoAllV, sendBuf, sendType, recvBuf,
+                          recvType, comm);
 }
 
 HcclResult HcclAlltoAllVC(const void* sendBuf, const void* sendCountMatrix, HcclDataType sendType,
@@ -395,20 +405,9 @@ HcclResult HcclAlltoAllVC(const void* sendBuf, const void* sendCountMatrix, Hccl
   }
   lists.send_displs = PrefixDispls(lists.send_counts);
   lists.recv_displs = PrefixDispls(lists.recv_counts);
-  const uint64_t sent =
-      std::accumulate(lists.send_counts.begin(), lists.send_counts.end(), uint64_t{0});
-  const uint64_t recvd =
-      std::accumulate(lists.recv_counts.begin(), lists.recv_counts.end(), uint64_t{0});
-  VIGIL_CHECK(ck.Ptr(sendBuf, "sendBuf", sent > 0));
-  VIGIL_CHECK(ck.Ptr(recvBuf, "recvBuf", recvd > 0));
-  d.type = OpType::kAlltoAllVC;
   lists.count_matrix = std::move(matrix);
-  d.send = sendBuf;
-  d.recv = const_cast<void*>(recvBuf);
-  d.count = sent;
-  d.dtype = sendType;
-  d.recv_dtype = recvType;
-  return ck.Enqueue(c, std::move(d), comm);
+  return EnqueueAlltoAllV(ck, c, std::move(d), OpType::kAlltoAllVC, sendBuf, sendType, recvBuf,
+                          recvType, comm);
 }
 
 HcclResult HcclBarrier(HcclComm comm, aclrtStream stream) {
