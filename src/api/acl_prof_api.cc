@@ -189,6 +189,24 @@ const aclprofConfig* KnownConfig(const char* api, const aclprofConfig* config, a
   return config;
 }
 
+// ACL_ERROR_PROF_NOT_RUN, logged, before aclprofInit (or after aclprofFinalize). Call with
+// St().mu held.
+aclError CheckInited(const char* api) {
+  if (St().inited) return ACL_SUCCESS;
+  VIGIL_RT_FAIL("{} failed: profiling is not initialized (call aclprofInit first).", api);
+  return ACL_ERROR_PROF_NOT_RUN;
+}
+
+// aclprofStart and aclprofStop: profiling initialized and `given` a live config of
+// aclprofCreateConfig, set in *config; else the error, logged. Call with St().mu held.
+aclError CheckStartStop(const char* api, const aclprofConfig* given,
+                        const aclprofConfig** config) {
+  if (aclError rc = CheckInited(api); rc != ACL_SUCCESS) return rc;
+  aclError rc = ACL_SUCCESS;
+  *config = KnownConfig(api, given, &rc);
+  return rc;
+}
+
 }  // namespace
 
 extern "C" {
@@ -279,13 +297,10 @@ MSVP_PROF_API aclError aclprofStart(const aclprofConfig* profilerConfig) {
   constexpr const char* kApi = "aclprofStart";
   return vigil::api::Guard(kApi, [&]() -> aclError {
     std::lock_guard<std::mutex> lock(St().mu);
-    if (!St().inited) {
-      VIGIL_RT_FAIL("{} failed: profiling is not initialized (call aclprofInit first).", kApi);
-      return ACL_ERROR_PROF_NOT_RUN;
+    const aclprofConfig* config = nullptr;
+    if (aclError rc = CheckStartStop(kApi, profilerConfig, &config); rc != ACL_SUCCESS) {
+      return rc;
     }
-    aclError rc = ACL_SUCCESS;
-    const aclprofConfig* config = KnownConfig(kApi, profilerConfig, &rc);
-    if (config == nullptr) return rc;
     for (int32_t d : config->devices) {
       if (St().started.count(d) != 0) {
         VIGIL_RT_FAIL("{} failed: device {} is being profiled already (aclprofStop first).", kApi,
@@ -314,13 +329,10 @@ MSVP_PROF_API aclError aclprofStop(const aclprofConfig* profilerConfig) {
   constexpr const char* kApi = "aclprofStop";
   return vigil::api::Guard(kApi, [&]() -> aclError {
     std::lock_guard<std::mutex> lock(St().mu);
-    if (!St().inited) {
-      VIGIL_RT_FAIL("{} failed: profiling is not initialized (call aclprofInit first).", kApi);
-      return ACL_ERROR_PROF_NOT_RUN;
+    const aclprofConfig* config = nullptr;
+    if (aclError rc = CheckStartStop(kApi, profilerConfig, &config); rc != ACL_SUCCESS) {
+      return rc;
     }
-    aclError rc = ACL_SUCCESS;
-    const aclprofConfig* config = KnownConfig(kApi, profilerConfig, &rc);
-    if (config == nullptr) return rc;
     for (int32_t d : config->devices) {
       if (St().started.count(d) == 0) {
         VIGIL_RT_FAIL("{} failed: device {} is not being profiled (aclprofStart first).", kApi, d);
@@ -335,11 +347,8 @@ MSVP_PROF_API aclError aclprofFinalize(void) {
   constexpr const char* kApi = "aclprofFinalize";
   return vigil::api::Guard(kApi, [&]() -> aclError {
     std::lock_guard<std::mutex> lock(St().mu);
-    if (!St().inited) {
-      VIGIL_RT_FAIL("{} failed: profiling is not initialized (call aclprofInit first).", kApi);
-      return ACL_ERROR_PROF_NOT_RUN;
-    }
-    aclError rc = ACL_SUCCESS;
+    aclError rc = CheckInited(kApi);
+    if (rc != ACL_SUCCESS) return rc;
     if (!St().started.empty()) {
       // Devices never stopped: their trace is written as aclprofStop would have.
       const std::vector<int32_t> left(St().started.begin(), St().started.end());
