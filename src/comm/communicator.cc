@@ -126,6 +126,10 @@ HcclResult Communicator::Create(const CommOptions& options, std::shared_ptr<Comm
   topts.force_tcp = env.transport == "tcp";
   topts.qps_per_connection = env.qps_per_connection;
   topts.connect_timeout_s = env.connect_timeout_s;
+  // The direct exchange lacks op retry and task tracking: off with them (on both ends of a
+  // link, which takes the smaller offer).
+  comm->direct_option_ = env.diagnose_enable || options.retry.any() ? 0 : DirectBytesFromEnv();
+  topts.shm_direct_bytes = comm->direct_option_;
   topts.device = options.device;
   std::string error;
   HcclResult rc = transport::Transport::Create(topts, &comm->transport_, &error);
@@ -400,19 +404,7 @@ aclError Communicator::ExecuteHeld(const OpDesc& op, const OpRecord& record, alg
   std::shared_ptr<alg::TaskLog> tasks;
   if (diagnose_enable_) tasks = std::make_shared<alg::TaskLog>();
   auto fail = [&](OpFailure::Kind kind, HcclResult code) {
-    failure_dirty_ = true;
-    failure.kind = kind;
-    failure.local_ip = endpoints_[rank()].host_ip;
-    failure.local_device = device();
-    if (failure.remote_rank >= 0 && failure.remote_rank < static_cast<int64_t>(size())) {
-      failure.remote_ip = endpoints_[failure.remote_rank].host_ip;
-      failure.remote_device = endpoints_[failure.remote_rank].device;
-    }
-    failure.code = code;
-    RecordError(code);
-    if (tasks) NotifyTasks(record, tasks);
-    NotifyFinish(record, code, &failure);
-    return StreamErrorFor(kind);
+    return FailOp(record, tasks, kind, code);
   };
   // Counted when the op ends, however it ends, still under exec_mu_ (one writer: no RMW).
   struct Ended {
@@ -521,6 +513,17 @@ aclError Communicator::ExecuteHeld(const OpDesc& op, const OpRecord& record, alg
   // kRetryAttempt re-made the links: the op runs again.
   const bool retry = retry_.on && IsCheckedOp(op.type);
   const uint64_t seq = size() > 1 && IsCheckedOp(op.type) ? ++coll_seq_ : 0;
+  // Two ranks on shm: a small collective goes through the link's direct slots instead
+  // (communicator_direct.cc); both ranks decide alike (op retry and task tracking, which it
+  // lacks, turn it off on the link for both).
+  if (!direct_noted_ && size() == 2) NoteDirectLink();
+  if (DirectFits(op)) {
+    direct_start_ = start;
+    direct_deadline_ = options_.exec_timeout_s > 0
+                           ? start + std::chrono::seconds(options_.exec_timeout_s)
+                           : SteadyClock::time_point::max();
+    return RunDirect(op, record, seq, /*posted=*/false, /*bounded=*/false);
+  }
   if (retry) RetryBeginOp(op, seq);
   constexpr aclError kRetryAttempt = -1;
   constexpr aclError kCommitted = -2;  // every rank had the op's data when a link failed
@@ -566,68 +569,13 @@ aclError Communicator::ExecuteHeld(const OpDesc& op, const OpRecord& record, alg
       } else if (retry_.on) {
         ReportHeldLinkErrors();
       }
-      failure.reason = pe.reason;
-      if (pe.link != nullptr) {
-        failure.remote_rank = pe.link->remote().rank;
-        failure.link_type = transport::LinkTypeName(pe.link->type());
-      }
-      if (pe.timed_out || rc == HCCL_E_TIMEOUT ||
-          (abort_.load() != 0 && rc == static_cast<HcclResult>(abort_.load()))) {
-        // This rank gives the op up: a late peer must not complete it with what we sent.
-        for (transport::Link* link : group.links) {
-          if (link != nullptr) link->AbandonOp();
-        }
-      }
-      if (pe.timed_out || rc == HCCL_E_TIMEOUT) {
-        // The timeout in force, for diagnose (F7: a rank later than HCCL_EXEC_TIMEOUT).
-        failure.reason += fmt::format(", timeout[{}s]", exec_timeout);
-        return fail(OpFailure::Kind::kTimeout, HCCL_E_TIMEOUT);
-      }
-      if (abort_.load() != 0 && rc == static_cast<HcclResult>(abort_.load())) {
-        return fail(OpFailure::Kind::kAbort, rc);
-      }
-      if (PeerClosed(pe.link)) {
-        // The peer gave this op up (op inconsistency, destroyed communicator, or it followed a
-        // peer of its own): follow it, so that every rank stops now.
-        failure.reason = fmt::format(
-            "peer rank[{}] closed its links while this op was exchanging data with it ({}); it "
-            "gave the op up after an error of its own (see its log)",
-            failure.remote_rank, pe.reason);
-        CloseLinks(fmt::format("peer rank[{}] closed its links during op tag[{}] index[{}]",
-                               failure.remote_rank, record.tag(), record.index));
-        return fail(OpFailure::Kind::kAbort, HCCL_E_REMOTE);
-      }
-      if (rc == HCCL_E_REMOTE || rc == HCCL_E_TCP_TRANSFER || rc == HCCL_E_NETWORK) {
-        return fail(OpFailure::Kind::kLink, HCCL_E_REMOTE);
-      }
-      return fail(OpFailure::Kind::kOther, rc);
+      return FailTransfer(record, tasks, pe, rc);
     };
 
     // A mismatch the op-consistency check found: EI0005, and the links close so every rank stops.
     // Vigil's line names both sides; HCCL's "CMD information" lines follow for its grep habits.
     auto fail_mismatch = [&](const ConsistencyResult& check) {
-      HCCL_ERROR(
-          "[TaskExecStage][InvalidArgument]op inconsistent in communicator[{}] index[{}]: "
-          "local rank[{}] {} tag[{}] streamId[{}]; remote rank[{}] {}; parameter[{}] local[{}] "
-          "remote[{}]",
-          identifier(), record.index, rank(), check.local_desc, record.tag(), record.stream_id,
-          check.remote_rank, check.remote_desc, check.what.parameter, check.what.local,
-          check.what.remote);
-      for (const Mismatch& h : check.hccl) {
-        const std::string suffix = h.parameter == "tag" ? "_" + identifier() : std::string();
-        HCCL_ERROR("{}{}", kCmdCheckFailStage,
-                   RenderCmdCheckFail(h.parameter, h.local + suffix, h.remote + suffix));
-      }
-      log::ScreenError("EI0005", {std::string(OpTypeName(op.type)), identifier(),
-                                  check.what.parameter, check.what.local, check.what.remote});
-      failure.remote_rank = check.remote_rank;
-      failure.reason = fmt::format(
-          "op inconsistent with rank[{}]: parameter[{}] local[{}] "
-          "remote[{}]",
-          check.remote_rank, check.what.parameter, check.what.local, check.what.remote);
-      CloseLinks(fmt::format("op tag[{}] index[{}] is inconsistent with rank[{}]", record.tag(),
-                             record.index, check.remote_rank));
-      return fail(OpFailure::Kind::kParam, HCCL_E_PARA);
+      return FailMismatch(op, record, tasks, check);
     };
 
     // The fingerprints ride on the algorithm's first transfers (consistency.h). Hierarchical ops
@@ -730,6 +678,93 @@ aclError Communicator::ExecuteHeld(const OpDesc& op, const OpRecord& record, alg
     }
     if (r != kRetryAttempt) return r;
   }
+}
+
+aclError Communicator::FailOp(const OpRecord& record, const std::shared_ptr<alg::TaskLog>& tasks,
+                              OpFailure::Kind kind, HcclResult code) {
+  OpFailure& failure = failure_;
+  failure_dirty_ = true;
+  failure.kind = kind;
+  failure.local_ip = endpoints_[rank()].host_ip;
+  failure.local_device = device();
+  if (failure.remote_rank >= 0 && failure.remote_rank < static_cast<int64_t>(size())) {
+    failure.remote_ip = endpoints_[failure.remote_rank].host_ip;
+    failure.remote_device = endpoints_[failure.remote_rank].device;
+  }
+  failure.code = code;
+  RecordError(code);
+  if (tasks) NotifyTasks(record, tasks);
+  NotifyFinish(record, code, &failure);
+  return StreamErrorFor(kind);
+}
+
+aclError Communicator::FailTransfer(const OpRecord& record,
+                                    const std::shared_ptr<alg::TaskLog>& tasks,
+                                    const transport::ProgressError& pe, HcclResult rc) {
+  OpFailure& failure = failure_;
+  failure.reason = pe.reason;
+  if (pe.link != nullptr) {
+    failure.remote_rank = pe.link->remote().rank;
+    failure.link_type = transport::LinkTypeName(pe.link->type());
+  }
+  if (pe.timed_out || rc == HCCL_E_TIMEOUT ||
+      (abort_.load() != 0 && rc == static_cast<HcclResult>(abort_.load()))) {
+    // This rank gives the op up: a late peer must not complete it with what we sent.
+    for (transport::Link* link : group_.links) {
+      if (link != nullptr) link->AbandonOp();
+    }
+  }
+  if (pe.timed_out || rc == HCCL_E_TIMEOUT) {
+    // The timeout in force, for diagnose (F7: a rank later than HCCL_EXEC_TIMEOUT).
+    failure.reason += fmt::format(", timeout[{}s]", options_.exec_timeout_s);
+    return FailOp(record, tasks, OpFailure::Kind::kTimeout, HCCL_E_TIMEOUT);
+  }
+  if (abort_.load() != 0 && rc == static_cast<HcclResult>(abort_.load())) {
+    return FailOp(record, tasks, OpFailure::Kind::kAbort, rc);
+  }
+  if (PeerClosed(pe.link)) {
+    // The peer gave this op up (op inconsistency, destroyed communicator, or it followed a
+    // peer of its own): follow it, so that every rank stops now.
+    failure.reason = fmt::format(
+        "peer rank[{}] closed its links while this op was exchanging data with it ({}); it "
+        "gave the op up after an error of its own (see its log)",
+        failure.remote_rank, pe.reason);
+    CloseLinks(fmt::format("peer rank[{}] closed its links during op tag[{}] index[{}]",
+                           failure.remote_rank, record.tag(), record.index));
+    return FailOp(record, tasks, OpFailure::Kind::kAbort, HCCL_E_REMOTE);
+  }
+  if (rc == HCCL_E_REMOTE || rc == HCCL_E_TCP_TRANSFER || rc == HCCL_E_NETWORK) {
+    return FailOp(record, tasks, OpFailure::Kind::kLink, HCCL_E_REMOTE);
+  }
+  return FailOp(record, tasks, OpFailure::Kind::kOther, rc);
+}
+
+aclError Communicator::FailMismatch(const OpDesc& op, const OpRecord& record,
+                                    const std::shared_ptr<alg::TaskLog>& tasks,
+                                    const ConsistencyResult& check) {
+  OpFailure& failure = failure_;
+  HCCL_ERROR(
+      "[TaskExecStage][InvalidArgument]op inconsistent in communicator[{}] index[{}]: "
+      "local rank[{}] {} tag[{}] streamId[{}]; remote rank[{}] {}; parameter[{}] local[{}] "
+      "remote[{}]",
+      identifier(), record.index, rank(), check.local_desc, record.tag(), record.stream_id,
+      check.remote_rank, check.remote_desc, check.what.parameter, check.what.local,
+      check.what.remote);
+  for (const Mismatch& h : check.hccl) {
+    const std::string suffix = h.parameter == "tag" ? "_" + identifier() : std::string();
+    HCCL_ERROR("{}{}", kCmdCheckFailStage,
+               RenderCmdCheckFail(h.parameter, h.local + suffix, h.remote + suffix));
+  }
+  log::ScreenError("EI0005", {std::string(OpTypeName(op.type)), identifier(),
+                              check.what.parameter, check.what.local, check.what.remote});
+  failure.remote_rank = check.remote_rank;
+  failure.reason = fmt::format(
+      "op inconsistent with rank[{}]: parameter[{}] local[{}] "
+      "remote[{}]",
+      check.remote_rank, check.what.parameter, check.what.local, check.what.remote);
+  CloseLinks(fmt::format("op tag[{}] index[{}] is inconsistent with rank[{}]", record.tag(),
+                         record.index, check.remote_rank));
+  return FailOp(record, tasks, OpFailure::Kind::kParam, HCCL_E_PARA);
 }
 
 }  // namespace vigil::comm

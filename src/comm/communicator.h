@@ -27,6 +27,7 @@
 #include "comm/memory_ranges.h"
 #include "comm/op.h"
 #include "comm/op_retry.h"
+#include "common/dtype.h"
 #include "runtime/stream.h"
 #include "transport/link.h"
 
@@ -78,6 +79,10 @@ struct BufferKey {
   uint32_t root = 0;
   bool operator==(const BufferKey&) const = default;
 };
+
+// VIGIL_DIRECT_MAX_BYTES (default 4096; 0 turns the direct exchange off): the largest op a
+// 2-rank communicator on shm moves through its link's direct slots (communicator_direct.cc).
+size_t DirectBytesFromEnv();
 
 class Communicator : public std::enable_shared_from_this<Communicator> {
  public:
@@ -151,17 +156,58 @@ class Communicator : public std::enable_shared_from_this<Communicator> {
   // Execute's body, with exec_mu_ held by the caller.
   aclError ExecuteHeld(const OpDesc& op, const OpRecord& record, alg::Algo algo,
                        const alg::HierPlan& plan);
-  // ---- inline execution (communicator_enqueue.cc) ----
-  // Whether the op may run on the caller's thread at all: a small collective of a linked
-  // (op, algorithm) on a communicator with nothing queued. Checked before its record is made.
-  bool MayRunInline(const OpDesc& op, alg::Algo algo) const;
-  // Under exec_mu_: announces the next collective and waits (bounded) until every peer has
-  // announced it too. False when a link cannot tell (TCP) or a peer did not come in time.
-  bool AnnounceAndWait();
-  // Runs the op on this thread when the stream is idle and every peer runs it now too; false
-  // (nothing done) otherwise, and the op is queued as usual.
-  bool TryRunInline(const OpDesc& op, const OpRecord& record, alg::Algo algo,
-                    const alg::HierPlan& plan, rt::Stream* stream);
+  // ---- the direct exchange (communicator_direct.cc) ----
+  // Whether the op goes through the direct slots of the link to the peer: the same answer on
+  // both ranks for one op (it depends on the op and on the link's agreed limit alone).
+  bool DirectFits(const OpDesc& op) const {
+    if (!direct_ready_.load(std::memory_order_acquire) || op.type != OpType::kAllReduce ||
+        op.count == 0) {
+      return false;
+    }
+    return op.count * DataTypeSize(op.dtype) <= direct_max_.load(std::memory_order_relaxed);
+  }
+  // Once the link to the peer exists (2 ranks): whether and up to which size ops go direct.
+  void NoteDirectLink();
+  // The op through the slots, under exec_mu_, its start recorded (direct_start_/_deadline_):
+  // posts this rank's part (unless `posted`: an inline run did), waits for the peer's and
+  // combines, recording the op's end as ExecuteHeld does (success or failure). `bounded`: gives
+  // up waiting after a short while (nothing recorded) with kDirectPending.
+  static constexpr aclError kDirectPending = -3;
+  aclError RunDirect(const OpDesc& op, const OpRecord& record, uint64_t seq, bool posted,
+                     bool bounded);
+  // RunDirect's wait for the peer's part; null with *rc set when the op ended (failed) or,
+  // bounded, is still pending.
+  const void* AwaitDirect(const OpDesc& op, const OpRecord& record, uint64_t seq, bool bounded,
+                          uint64_t* check, size_t* bytes, aclError* rc);
+  // The peer sent ring bytes instead (its op does not go direct): judged by their op header.
+  const void* RingInstead(const OpDesc& op, const OpRecord& record, uint64_t seq, aclError* rc);
+  // A message of the peer that is not this op's (its check word differs, it runs ahead, or it
+  // sent ring bytes): the op ends as the op-consistency check says (*rc), or false when it is
+  // this op after all.
+  bool JudgeDirectHead(const OpDesc& op, const OpRecord& record, uint64_t seq, const void* head,
+                       aclError* rc);
+  // The op on the caller's thread (an idle stream, buffers as checked last): kDone, kPending
+  // (posted; the stream stays claimed and exec_mu_ held until ResumeDirect runs from its queue)
+  // or kNotRun (nothing done: queue it).
+  enum class InlineRun { kNotRun, kDone, kPending };
+  InlineRun TryRunDirect(const OpDesc& op, const OpRecord& record, rt::Stream* stream);
+  // The queued rest of a pending inline run.
+  aclError ResumeDirect(const OpDesc& op, const OpRecord& record);
+  // A short reason for the algorithm choice ([SelectAlg] line).
+  std::string ChoiceReason(const OpDesc& op, alg::Algo algo) const;
+  // An op's end, however it ends, under exec_mu_ (one writer).
+  void CountEnded() {
+    ended_.store(ended_.load(std::memory_order_relaxed) + 1, std::memory_order_release);
+  }
+  // How an op fails (ExecuteHeld and the direct exchange): records it (observers, async error)
+  // and returns the stream error. FailTransfer: a transfer that failed or timed out (no retry);
+  // FailMismatch: the op-consistency check found another op on `check.remote_rank`.
+  aclError FailOp(const OpRecord& record, const std::shared_ptr<alg::TaskLog>& tasks,
+                  OpFailure::Kind kind, HcclResult code);
+  aclError FailTransfer(const OpRecord& record, const std::shared_ptr<alg::TaskLog>& tasks,
+                        const transport::ProgressError& pe, HcclResult rc);
+  aclError FailMismatch(const OpDesc& op, const OpRecord& record,
+                        const std::shared_ptr<alg::TaskLog>& tasks, const ConsistencyResult& check);
   HcclResult RunAlgorithm(const OpDesc& op, alg::Algo algo, const alg::HierPlan& plan,
                           alg::Group& group, alg::AlgResult* result);
   // kHierarchical fills *plan (the algorithm of each level).
@@ -285,6 +331,18 @@ class Communicator : public std::enable_shared_from_this<Communicator> {
   // transport::WaitPolicy::spin: off when this host runs more of the comm's ranks than it has
   // cores (the peer we wait for then usually needs our core).
   bool spin_wait_ = true;
+
+  // The direct exchange (2 ranks on shm): the link, the largest op it carries (0: none), set
+  // once under exec_mu_ and then read by enqueuers (direct_ready_ publishes them).
+  transport::Link* direct_link_ = nullptr;
+  std::atomic<size_t> direct_max_{0};
+  std::atomic<bool> direct_ready_{false};
+  bool direct_noted_ = false;     // NoteDirectLink looked at the link (under exec_mu_)
+  size_t direct_option_ = 0;      // what this rank offered the link (TransportOptions)
+  // The direct op running (under exec_mu_): its start, deadline and check word.
+  SteadyClock::time_point direct_start_;
+  SteadyClock::time_point direct_deadline_ = SteadyClock::time_point::max();
+  uint64_t direct_check_ = 0;
 };
 
 }  // namespace vigil::comm

@@ -468,12 +468,14 @@ bool Stream::BeginInline() {
   return true;
 }
 
-void Stream::CancelInline() {
+void Stream::CancelInline(bool take_now) {
   Impl& s = *impl_;
   std::lock_guard<std::mutex> lock(s.mu);
   s.executor.store(std::thread::id(), std::memory_order_relaxed);
   s.executing = false;
-  if (!s.pending.empty() || s.stopping) {  // queued by another thread meanwhile: theirs now
+  // Queued by another thread meanwhile: theirs now. Queued by the claimer (take_now false):
+  // as any queued task, for a Synchronize to run within the handoff time, else the worker.
+  if ((take_now && !s.pending.empty()) || s.stopping) {
     s.take_now = true;
     if (s.worker_state != Impl::WorkerState::kAwake) s.cv_work.notify_one();
   }

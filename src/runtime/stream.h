@@ -99,7 +99,7 @@ class Stream {
   uint32_t CompletedTaskId() const;
 
   // Inline execution: the caller runs the stream's next task itself, at once, instead of
-  // queuing it (an HCCL op whose peers are all there: comm/communicator_inline.cc). Only when
+  // queuing it (a small HCCL op: comm/communicator_direct.cc). Only when
   // nothing of the stream is queued or running, the stream neither records nor drops tasks
   // after a failure, and it is not being destroyed: BeginInline then claims the stream (no
   // other thread runs its tasks meanwhile; tasks queued meanwhile wait) and returns true. The
@@ -108,8 +108,11 @@ class Stream {
   // task-failure callbacks and is returned by the next Synchronize) and returns its id; or
   // calls CancelInline and queues the task as usual. The task id EndInline gives is
   // PeekNextTaskId() as read before BeginInline (one enqueuer per stream: the CANN contract).
+  // CancelInline(false): the claimer queued the task's rest itself meanwhile (as the stream's
+  // next task, with the id EndInline would have given): it runs as any queued task does, on
+  // a Synchronize or after the handoff time on the worker.
   bool BeginInline();
-  void CancelInline();
+  void CancelInline(bool take_now = true);
   // `began`: when the task started (prof::Clock, for a profiling span; ignored unprofiled).
   uint32_t EndInline(TaskType type, aclError rc, std::string* detail,
                      std::chrono::steady_clock::time_point began);

@@ -55,7 +55,7 @@ HcclResult TransportImpl::DialShm(const Endpoint& peer, const std::string& tag,
   auto segment = std::make_unique<ShmMapping>();
   HcclResult rc = segment->Create("vigil-shm-link", ShmSegmentBytes(ring_bytes_), error);
   if (rc != HCCL_SUCCESS) return rc;
-  InitShmSegment(segment->base(), ring_bytes_);
+  InitShmSegment(segment->base(), ring_bytes_, opt_.shm_direct_bytes);
 
   net::Socket ctrl;
   rc = DialSocket(peer, attempt, deadline, &ctrl, error);
@@ -91,7 +91,8 @@ HcclResult TransportImpl::DialShm(const Endpoint& peer, const std::string& tag,
   remote.pid = rep.pid != 0 ? rep.pid : peer.pid;
   std::string why;
   rc = ShmLink::Make(opt_.self, remote, &ctrl, MakeReporter(), &segment, ring_bytes_,
-                     /*dialer=*/true, doorbell_, &peer_db, opt_.device, &link, &why);
+                     /*dialer=*/true, doorbell_, &peer_db, opt_.device,
+                     opt_.shm_direct_bytes, &link, &why);
   if (rc != HCCL_SUCCESS) {
     if (rc == HCCL_E_MEMORY) {
       HCCL_ERROR("[InitChannelStage][Resource]alloc link resources failed: local rank[{}] remote "

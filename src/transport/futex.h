@@ -34,10 +34,6 @@ inline void FutexWakeAll(std::atomic<uint32_t>* word) {
 struct Doorbell {
   std::atomic<uint32_t> seq{0};
   std::atomic<uint32_t> waiters{0};
-  // The last collective (its sequence number on the communicator) this rank committed to run
-  // at once on the calling thread (Transport::Announce): a peer that sees it may run its own
-  // there too (comm/communicator_inline.cc). A line of its own: ring and announce do not meet.
-  alignas(64) std::atomic<uint64_t> announced{0};
 
   void Ring() {
     seq.fetch_add(1, std::memory_order_seq_cst);

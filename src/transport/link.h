@@ -119,9 +119,49 @@ class Link {
   // arrived (the rest waits for it): none where data cannot be taken back; on TCP a window, so
   // a sender does not fill the socket with bytes its peer will copy out cold much later.
   virtual size_t eager_bytes() const { return can_retract() ? SIZE_MAX : 0; }
-  // The last collective sequence number the peer announced (Transport::Announce) it runs on its
-  // calling thread; 0 where the link cannot tell (TCP: no shared memory to read it from).
-  virtual uint64_t peer_announced() const { return 0; }
+  // Direct exchange of small messages (shm; comm/communicator_direct.cc): besides its byte
+  // rings, a link may hold one cache-line-aligned slot pair per direction, and a message of up
+  // to direct_max_bytes() goes through a slot whole: the sender writes it and its number, the
+  // receiver sees the number change and reads it in place. No ring, no header frame, no wake-up
+  // unless the peer sleeps. Message numbers are the senders' (from 1, increasing by at least 1,
+  // the same on both ends for one op); slot seq & 1 holds message seq, so a sender may post
+  // message seq + 2 only once the peer posted seq + 1 (it has then read seq).
+  // The largest message both ends exchange this way (agreed when the link was made; 0: none).
+  virtual size_t direct_max_bytes() const { return 0; }
+  // Posts message `seq`: its check word (what the receiver compares with its own), a 64-byte
+  // head (read only when the check words differ) and n <= direct_max_bytes() bytes of data.
+  // AbandonOp takes the last message posted back (the peer never sees it).
+  virtual void DirectPost(uint64_t seq, uint64_t check, const void* head, const void* data,
+                          size_t n) {
+    (void)seq, (void)check, (void)head, (void)data, (void)n;
+  }
+  // The peer's message `seq` once posted: its data (*bytes long) and check word; nullptr until
+  // then (or when the peer took it back).
+  virtual const void* DirectPeek(uint64_t seq, uint64_t* check, size_t* bytes) const {
+    (void)seq, (void)check, (void)bytes;
+    return nullptr;
+  }
+  // After reading what DirectPeek gave: whether it is still message `seq` (not taken back).
+  virtual bool DirectStillPosted(uint64_t seq) const {
+    (void)seq;
+    return false;
+  }
+  // The head of the peer's message `seq` (as posted), and the newest message number the peer
+  // posted (0: none), to name a peer that runs another op.
+  virtual const void* DirectPeerHead(uint64_t seq) const {
+    (void)seq;
+    return nullptr;
+  }
+  virtual uint64_t DirectPeerLatest() const { return 0; }
+  // Blocks until the peer's message `seq` may be there, the link breaks, the peer sends ring
+  // bytes, or timeout_ms (bounded; spurious returns are fine).
+  virtual void DirectSleep(uint64_t seq, int timeout_ms) {
+    (void)seq;
+    (void)timeout_ms;
+  }
+  // Whether the peer sent ring bytes this end has not read yet (it runs an op that does not go
+  // through the slots).
+  virtual bool ring_pending() const { return false; }
   // True once the peer took data back (its AbandonOp) and this end knows it.
   virtual bool peer_retracted() const { return false; }
 
@@ -223,6 +263,9 @@ struct TransportOptions {
   uint32_t rdma_retry_cnt = 0;
   // Ring bytes per direction of shm links (power of two); 0 = default (4 MiB).
   size_t shm_ring_bytes = 0;
+  // The largest message this end exchanges through an shm link's direct slots (Link::DirectPost;
+  // 0: none, capped at kShmDirectBytes); a link uses the smaller of its two ends' values.
+  size_t shm_direct_bytes = 0;
   // The communicator's job key: every connection to or from this transport's listener proves
   // it first (bootstrap/auth.h). Default: no key (all zero), as on both ends of a keyless job.
   auth::JobKey key;
@@ -276,10 +319,6 @@ class Transport {
   // The observer runs on the transport's accept thread or on the thread that hit the error; it
   // must not call Close() or destroy the Transport.
   virtual void SetLinkErrorObserver(LinkErrorObserver observer) = 0;
-  // Publishes, to every peer on this host (their links' peer_announced), that this rank runs
-  // collective `seq` now on its calling thread. A store to shared memory; nothing where no link
-  // can read it.
-  virtual void Announce(uint64_t seq) { (void)seq; }
   // ---- op retry ----
   // The epoch of the links Connect makes (0 until a retry).
   virtual uint32_t epoch() const { return 0; }

@@ -303,7 +303,7 @@ void TransportImpl::HandleHello(Incoming& c, const Hello& h) {
     std::unique_ptr<ShmLink> link;
     HcclResult rc = ShmLink::Make(opt_.self, remote, &c.sock, MakeReporter(), &segment,
                                   h.ring_bytes, /*dialer=*/false, doorbell_, &peer_db,
-                                  opt_.device, &link, &why);
+                                  opt_.device, opt_.shm_direct_bytes, &link, &why);
     if (rc != HCCL_SUCCESS) {
       HCCL_ERROR("[InitChannelStage][Resource]alloc link resources failed: local rank[{}] remote "
                  "rank[{}], link type[SHM]: {}",

@@ -57,7 +57,19 @@ struct ShmLink::RingCtl {
   std::atomic<uint32_t> can_read;
 };
 
+// One direct message (shm_link.h): `seq` last, with release order, after the rest. A sender
+// takes its message back by setting kRetracted in `seq` (the receiver waits for seq exactly).
+struct ShmLink::DirectSlot {
+  alignas(64) std::atomic<uint64_t> seq;
+  uint64_t check;
+  uint64_t bytes;
+  char data[kShmDirectBytes];
+  alignas(64) char head[64];
+};
+
 namespace {
+
+constexpr uint64_t kRetracted = uint64_t{1} << 63;
 
 struct SegmentHeader {
   uint32_t magic;
@@ -65,9 +77,15 @@ struct SegmentHeader {
   uint64_t ring_bytes;
   // Address of each side's probe word (g_probe_word): [0] dialer's, [1] acceptor's.
   uint64_t probe_addr[2];
+  // The largest direct message each side exchanges: [0] dialer's, [1] acceptor's.
+  uint64_t direct_bytes[2];
   alignas(64) char rings[2][128];  // two RingCtl: [0] dialer -> acceptor, [1] acceptor -> dialer
 };
 static_assert(sizeof(SegmentHeader) <= kHeaderPage);
+
+// The direct slots after the header page: [0..1] dialer -> acceptor, [2..3] the other way.
+constexpr size_t kDirectArea = (4 * sizeof(ShmLink::DirectSlot) + 4095) / 4096 * 4096;
+constexpr size_t kHeaderBytes = kHeaderPage + kDirectArea;
 
 }  // namespace
 
@@ -132,12 +150,13 @@ HcclResult ShmMapping::Open(uint32_t pid, int fd, size_t size, std::string* erro
   return HCCL_SUCCESS;
 }
 
-size_t ShmSegmentBytes(size_t ring_bytes) { return kHeaderPage + 2 * ring_bytes; }
+size_t ShmSegmentBytes(size_t ring_bytes) { return kHeaderBytes + 2 * ring_bytes; }
 
-void InitShmSegment(void* base, size_t ring_bytes) {
+void InitShmSegment(void* base, size_t ring_bytes, size_t direct_bytes) {
   auto* h = static_cast<SegmentHeader*>(base);
   h->magic = kSegmentMagic;
   h->ring_bytes = ring_bytes;
+  h->direct_bytes[0] = std::min(direct_bytes, kShmDirectBytes);
   // The dialer creates the segment; the acceptor probes before the dialer's link exists.
   h->probe_addr[0] = reinterpret_cast<uintptr_t>(&g_probe_word);
   // The memfd is zero-filled, so the counters already read 0.
@@ -160,14 +179,15 @@ ShmLink::ShmLink(Endpoint local, Endpoint remote, net::Socket ctrl, Reporter rep
 HcclResult ShmLink::Make(Endpoint local, Endpoint remote, net::Socket* ctrl, Reporter reporter,
                          std::unique_ptr<ShmMapping>* segment, size_t ring_bytes, bool dialer,
                          Doorbell* mine, std::unique_ptr<ShmMapping>* peer_doorbell,
-                         int32_t device, std::unique_ptr<ShmLink>* out, std::string* error) {
+                         int32_t device, size_t direct_bytes, std::unique_ptr<ShmLink>* out,
+                         std::string* error) {
   static_assert(sizeof(RingCtl) <= 128);
   if ((ring_bytes & (ring_bytes - 1)) != 0 || ring_bytes == 0) {
     if (error) *error = fmt::format("ring size {} is not a power of two", ring_bytes);
     return HCCL_E_PARA;
   }
   auto* h = static_cast<SegmentHeader*>((*segment)->base());
-  char* data = static_cast<char*>((*segment)->base()) + kHeaderPage;
+  char* data = static_cast<char*>((*segment)->base()) + kHeaderBytes;
   char* rx_data = dialer ? data + ring_bytes : data;
   // Each side is charged for the ring it receives on, so a pair costs one ring per side.
   auto& mem = rt::DeviceMemory::Instance();
@@ -196,6 +216,13 @@ HcclResult ShmLink::Make(Endpoint local, Endpoint remote, net::Socket* ctrl, Rep
   link->segment_ = std::move(*segment);
   link->peer_doorbell_map_ = std::move(*peer_doorbell);
   link->single_copy_ = Env().shm_single_copy;
+  // The acceptor states its limit before it answers the handshake; the dialer makes its link
+  // only after that answer, so both read both limits here.
+  if (!dialer) h->direct_bytes[1] = std::min(direct_bytes, kShmDirectBytes);
+  link->direct_max_ = static_cast<size_t>(std::min(h->direct_bytes[0], h->direct_bytes[1]));
+  auto* slots = reinterpret_cast<DirectSlot*>(reinterpret_cast<char*>(h) + kHeaderPage);
+  link->tx_slots_ = dialer ? slots : slots + 2;
+  link->rx_slots_ = dialer ? slots + 2 : slots;
   if (!dialer) h->probe_addr[1] = reinterpret_cast<uintptr_t>(&g_probe_word);
   link->ProbeSingleCopy(h->probe_addr[dialer ? 1 : 0]);
   *out = std::move(link);
@@ -255,6 +282,12 @@ HcclResult ShmLink::TrySend2(const void* a, size_t na, const void* b, size_t nb,
 }
 
 void ShmLink::AbandonOp() {
+  // The last direct message too: a late peer must not complete its op with it.
+  if (direct_posted_ != 0) {
+    uint64_t posted = direct_posted_;
+    tx_slots_[posted & 1].seq.compare_exchange_strong(posted, posted | kRetracted,
+                                                      std::memory_order_seq_cst);
+  }
   // The first abandon wins: a later op's start must not uncover this one's data.
   uint64_t none = 0;
   tx_->retract.compare_exchange_strong(none, op_start_ + 1, std::memory_order_seq_cst);
@@ -458,6 +491,58 @@ HcclResult ShmLink::TryRecv(void* buf, size_t n, size_t* moved) {
   *moved = k;
   Account(k);
   return HCCL_SUCCESS;
+}
+
+void ShmLink::DirectPost(uint64_t seq, uint64_t check, const void* head, const void* data,
+                         size_t n) {
+  DirectSlot& slot = tx_slots_[seq & 1];
+  slot.check = check;
+  slot.bytes = n;
+  std::memcpy(slot.data, data, n);
+  std::memcpy(slot.head, head, sizeof(slot.head));
+  direct_posted_ = seq;
+  // seq_cst, then the peer's waiter count: pairs with DirectSleep's register-then-check.
+  slot.seq.store(seq, std::memory_order_seq_cst);
+  peer_->RingIfWaiting();
+}
+
+const void* ShmLink::DirectPeek(uint64_t seq, uint64_t* check, size_t* bytes) const {
+  const DirectSlot& slot = rx_slots_[seq & 1];
+  if (slot.seq.load(std::memory_order_acquire) != seq) return nullptr;
+  *check = slot.check;
+  *bytes = static_cast<size_t>(std::min<uint64_t>(slot.bytes, kShmDirectBytes));
+  return slot.data;
+}
+
+bool ShmLink::DirectStillPosted(uint64_t seq) const {
+  // The reads of the message come before this load (a seqlock's reader).
+  std::atomic_thread_fence(std::memory_order_acquire);
+  return rx_slots_[seq & 1].seq.load(std::memory_order_relaxed) == seq;
+}
+
+const void* ShmLink::DirectPeerHead(uint64_t seq) const {
+  const DirectSlot& slot = rx_slots_[seq & 1];
+  return (slot.seq.load(std::memory_order_acquire) & ~kRetracted) == seq ? slot.head : nullptr;
+}
+
+uint64_t ShmLink::DirectPeerLatest() const {
+  uint64_t latest = 0;
+  for (int i = 0; i < 2; ++i) {
+    const uint64_t seq = rx_slots_[i].seq.load(std::memory_order_acquire);
+    if ((seq & kRetracted) == 0) latest = std::max(latest, seq);
+  }
+  return latest;
+}
+
+void ShmLink::DirectSleep(uint64_t seq, int timeout_ms) {
+  mine_->waiters.fetch_add(1, std::memory_order_seq_cst);
+  const uint32_t bell = mine_->seq.load(std::memory_order_seq_cst);
+  const bool ready = broken() ||
+                     rx_slots_[seq & 1].seq.load(std::memory_order_seq_cst) == seq ||
+                     ReadableHead() != rx_tail_;
+  // Bounded so a caller's abort flag and deadline are seen even without a wake-up.
+  if (!ready) FutexWait(&mine_->seq, bell, std::min(timeout_ms, 100));
+  mine_->waiters.fetch_sub(1, std::memory_order_seq_cst);
 }
 
 void ShmLink::WaitReady(bool for_send, int timeout_ms) {

@@ -15,6 +15,12 @@
 // at link setup whether it may read the peer's memory (Yama ptrace_scope, seccomp or a
 // container may refuse it; VIGIL_SHM_SINGLE_COPY=0 turns it off) and says so in the shared
 // header; a sender lends only to a receiver that said yes, else uses the ring.
+// Direct slots (Link::DirectPost): after the header page, two slots per direction (message
+// seq in slot seq & 1), each a cache-line-aligned {number, check word, length, data} with the
+// message's 64-byte head on a line of its own behind the data, so that an 8-byte message moves
+// as one cache line. Each end states in the shared header the largest message it exchanges
+// this way (its TransportOptions::shm_direct_bytes); the link uses the smaller.
+//
 // A sender that recalls a lend (its op gave up: abandon, timeout, error elsewhere) waits until
 // the receiver is out of any read in progress (a "reading" flag, Dekker-style against the
 // recall flag), so the buffer is never read after the sender's op returned it to the user.
@@ -34,6 +40,8 @@ constexpr size_t kShmRingBytes = 4u << 20;  // per direction
 // Lent sends from this size on (smaller ones go through the ring: a process_vm_readv and the
 // sender waiting for the reader cost more than the second copy).
 constexpr size_t kShmLendMinBytes = 64u << 10;
+// Data bytes of one direct slot: the largest message a link may exchange through its slots.
+constexpr size_t kShmDirectBytes = 4096;
 
 // A MAP_SHARED mapping of a memfd, created here or opened from another process.
 class ShmMapping {
@@ -61,8 +69,8 @@ class ShmMapping {
 
 // Bytes of the link memfd for a given ring size (header page + two rings).
 size_t ShmSegmentBytes(size_t ring_bytes);
-// Initializes a freshly created segment.
-void InitShmSegment(void* base, size_t ring_bytes);
+// Initializes a freshly created segment; direct_bytes: the dialer's shm_direct_bytes.
+void InitShmSegment(void* base, size_t ring_bytes, size_t direct_bytes);
 // Checks a mapped segment's header; false with *error when it is not one.
 bool CheckShmSegment(const void* base, size_t size, size_t ring_bytes, std::string* error);
 
@@ -74,8 +82,10 @@ class ShmLink : public LinkBase {
   static HcclResult Make(Endpoint local, Endpoint remote, net::Socket* ctrl, Reporter reporter,
                          std::unique_ptr<ShmMapping>* segment, size_t ring_bytes, bool dialer,
                          Doorbell* mine, std::unique_ptr<ShmMapping>* peer_doorbell,
-                         int32_t device, std::unique_ptr<ShmLink>* out, std::string* error);
+                         int32_t device, size_t direct_bytes, std::unique_ptr<ShmLink>* out,
+                         std::string* error);
   ~ShmLink() override;
+  struct DirectSlot;  // the layout of one direct slot (shm_link.cc)
 
   HcclResult TrySend(const void* buf, size_t n, size_t* moved) override;
   HcclResult TrySend2(const void* a, size_t na, const void* b, size_t nb, size_t* moved) override;
@@ -90,9 +100,15 @@ class ShmLink : public LinkBase {
   bool peer_retracted() const override;
   void WaitReady(bool for_send, int timeout_ms) override;
   uintptr_t wait_domain() const override { return reinterpret_cast<uintptr_t>(mine_); }
-  uint64_t peer_announced() const override {
-    return peer_->announced.load(std::memory_order_acquire);
-  }
+  size_t direct_max_bytes() const override { return direct_max_; }
+  void DirectPost(uint64_t seq, uint64_t check, const void* head, const void* data,
+                  size_t n) override;
+  const void* DirectPeek(uint64_t seq, uint64_t* check, size_t* bytes) const override;
+  bool DirectStillPosted(uint64_t seq) const override;
+  const void* DirectPeerHead(uint64_t seq) const override;
+  uint64_t DirectPeerLatest() const override;
+  void DirectSleep(uint64_t seq, int timeout_ms) override;
+  bool ring_pending() const override { return ReadableHead() != rx_tail_; }
 
  protected:
   void WakeWaiters() override { mine_->Ring(); }
@@ -131,6 +147,10 @@ class ShmLink : public LinkBase {
   uint64_t tx_head_ = 0;  // writer-private copies of the counters it owns
   uint64_t rx_tail_ = 0;
   uint64_t op_start_ = 0;
+  DirectSlot* tx_slots_ = nullptr;  // [seq & 1]
+  const DirectSlot* rx_slots_ = nullptr;
+  size_t direct_max_ = 0;
+  uint64_t direct_posted_ = 0;  // the last message this end posted (AbandonOp takes it back)
   bool registered_ = false;
   bool single_copy_ = false;  // VIGIL_SHM_SINGLE_COPY on this side
   // This side's active lend (sender only): stream range [lend_start_, lend_end_) of lend_buf_,

@@ -62,9 +62,6 @@ class TransportImpl final : public Transport {
 
   HcclResult Init(std::string* error);
   uint16_t listen_port() const override { return port_; }
-  void Announce(uint64_t seq) override {
-    if (doorbell_ != nullptr) doorbell_->announced.store(seq, std::memory_order_release);
-  }
   HcclResult Connect(const std::vector<Endpoint>& peers, const std::string& tag,
                      std::string* error, const ConnectPolicy& policy) override;
   Link* link(uint32_t peer_rank) override {

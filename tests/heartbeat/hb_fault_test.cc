@@ -255,6 +255,27 @@ TEST(HeartbeatFault, F1KillMidTransferFourRanks) {
   EXPECT_EQ(o.launcher_stderr.find("(EI0013)"), std::string::npos) << o.launcher_stderr;
 }
 
+// F1 on the direct exchange (communicator_direct.cc): two ranks on shm loop 64-byte AllReduces,
+// which go through the link's direct slots on the caller's thread, and the victim is killed
+// wherever it is; then the victim of a 2-rank job never enters its small op. The survivor
+// fails fast and names it LOST either way.
+TEST(HeartbeatFault, F1KillDirectExchangeTwoRanks) {
+  for (const char* fault : {"killmid", "kill"}) {
+    Job job;
+    job.n = 2;
+    job.fault = fault;
+    job.victim = 1;
+    job.transport = "shm";
+    job.args = {"--count", "16"};
+    job.env = Env({"HCCL_EXEC_TIMEOUT=120"});  // errors must come from the link or heartbeat
+    Outcome o = RunJob(std::string(fault) + "direct2", job);
+    DropIfPassed drop{o.dir};
+    ExpectAttributed(o, 2, 1, {"LOST"}, false);
+    EXPECT_TRUE(NamesCrimer(o.ranks.at(0), o.ranks.at(1).uid, {"LOST"})) << Describe(o);
+    EXPECT_EQ(o.launcher_stderr.find("(EI0013)"), std::string::npos) << o.launcher_stderr;
+  }
+}
+
 // A rank dies while the others are between ops: HcclGetCommAsyncError reports the loss without
 // any op having to fail first (HCCL_E_NETWORK: a LOST member), and every survivor names it.
 TEST(HeartbeatFault, F1KillBetweenOpsSetsAsyncError) {

@@ -1,0 +1,353 @@
+// The direct exchange: a small AllReduce of a 2-rank communicator whose link is shared memory
+// goes through the link's direct slots (transport::Link::DirectPost) instead of the generic
+// path (op header frame, algorithm, progress engine, byte rings). Each rank writes its input and
+// a check word into its slot under the op's collective sequence number, waits for the peer's
+// slot to show the same number, and combines the two in place. One cache line each way for an
+// 8-byte op; nothing is staged, no thread is woken unless the peer sleeps.
+//
+// Which ops go direct is decided alike on both ranks: it depends on the op (type, byte count)
+// and on the link's limit, which both ends agreed on when they made it (the smaller of their
+// offers; an end with op retry or task-level tracking offers 0, as the exchange has neither).
+//
+// Inline. An op that goes direct on an idle stream (nothing queued or running, no op of the
+// communicator in flight, its buffers those checked last with the memory map unchanged) runs
+// on the caller's thread, inside its API call: records, post, wait, combine, records. The
+// caller never waits long for a peer: after kInlineBudget without the peer's part the op is
+// left half done (posted) and the rest of it, the wait and the combine, is queued on the stream
+// as its next task (ResumeDirect), where the stream's worker or the caller's Synchronize runs
+// it. A program that queues ops on two communicators in another order than its peers thus
+// cannot deadlock, and a rank that posted never holds its peer up: the peer finds the part
+// there whenever it comes, whatever this rank's caller does next.
+//
+// Diagnosis is that of the generic path: the same records (flight recorder, entry log,
+// heartbeat op tracking through the observers), the op's fingerprint (its check word, and the
+// fingerprint itself in the slot for the report when the words differ: EI0005 naming both
+// sides), HCCL_EXEC_TIMEOUT, the heartbeat's abort, a dead or closed peer link (the link's
+// monitor breaks it and rings this rank's doorbell), a timed-out rank taking its part back so a
+// late peer times out too (F7). A peer that runs another op through the generic path (its ring
+// bytes arrive instead) is judged by the op header it sent there.
+#include <sched.h>
+
+#include <cstdlib>
+#include <cstring>
+
+#include "algorithm/alg_context.h"
+#include "algorithm/reduce_kernel.h"
+#include "comm/communicator.h"
+#include "comm/consistency.h"
+#include "comm/op_observer.h"
+#include "common/cpu_relax.h"
+#include "common/hccl_result.h"
+#include "log/plog.h"
+#include "runtime/device_memory.h"
+#include "runtime/profiler.h"
+#include "transport/shm_link.h"
+
+
+namespace vigil::comm {
+
+namespace {
+
+// Waiting for the peer's part: spin (when this host has a core per rank), then poll with
+// sched_yield (the peer may need this core), then sleep on the doorbell the peer rings.
+constexpr auto kSpin = std::chrono::microseconds(5);
+constexpr auto kYieldPoll = std::chrono::milliseconds(2);
+constexpr int kSleepMs = 50;  // abort and deadline seen at least this often
+// How long an inline run waits on the caller's thread before it leaves the rest to the stream.
+constexpr auto kInlineBudget = std::chrono::microseconds(50);
+
+// What SameOp (consistency.cc) compares, folded into one word: equal ops, equal words.
+uint64_t CheckWord(const OpFingerprint& fp) {
+  uint64_t h = 0xcbf29ce484222325ull;
+  auto mix = [&h](uint64_t v) {
+    h ^= v;
+    h *= 0x100000001b3ull;
+    h ^= h >> 29;
+  };
+  mix(fp.coll_seq);
+  mix(fp.count);
+  mix(uint64_t{fp.type} << 32 | fp.dtype);
+  mix(uint64_t{fp.recv_dtype} << 32 | fp.reduce);
+  mix(fp.root);
+  mix(fp.vhash);
+  return h | 1;  // never 0
+}
+
+std::string Where(const transport::Link* link) {
+  const transport::Endpoint& r = link->remote();
+  return fmt::format("rank[{}] ({}:{}, {} link)", r.rank, r.host_ip, r.port,
+                     transport::LinkTypeName(link->type()));
+}
+
+}  // namespace
+
+size_t DirectBytesFromEnv() {
+  static const size_t value = [] {
+    const char* env = std::getenv("VIGIL_DIRECT_MAX_BYTES");
+    if (env == nullptr || *env == '\0') return transport::kShmDirectBytes;
+    char* end = nullptr;
+    const unsigned long long v = std::strtoull(env, &end, 10);
+    if (*end != '\0') {
+      HCCL_WARNING("VIGIL_DIRECT_MAX_BYTES={} is not a byte count; using {}", env,
+                   transport::kShmDirectBytes);
+      return transport::kShmDirectBytes;
+    }
+    return std::min<size_t>(v, transport::kShmDirectBytes);
+  }();
+  return value;
+}
+
+void Communicator::NoteDirectLink() {
+  transport::Link* link = transport_->link(rank() ^ 1);
+  if (link == nullptr) return;  // not linked yet: the op that links it looks again
+  direct_noted_ = true;
+  const size_t max = link->direct_max_bytes();
+  if (max == 0) return;
+  direct_link_ = link;
+  direct_max_.store(max, std::memory_order_relaxed);
+  direct_ready_.store(true, std::memory_order_release);
+  HCCL_RUN_INFO("[InitChannelStage]communicator[{}] rank[{}]: AllReduce of up to {} bytes goes "
+                "through the direct slots of the shm link to rank[{}]",
+                identifier(), rank(), max, rank() ^ 1);
+}
+
+std::string Communicator::ChoiceReason(const OpDesc& op, alg::Algo algo) const {
+  const uint64_t bytes = op.count * DataTypeSize(op.dtype);
+  const std::string where = fmt::format("{} ranks on {} host{}", size(), host_count_,
+                                        host_count_ == 1 ? "" : "s");
+  if (op.type == OpType::kAllReduce && op.count > 0 && size() == 2 && host_count_ == 1 &&
+      Env().transport != "tcp" && bytes <= direct_option_) {
+    return fmt::format("{}, {} B <= direct {} B: shm direct slots", where, bytes, direct_option_);
+  }
+  const std::string& spec = options_.algo.empty() ? Env().algo : options_.algo;
+  if (!spec.empty()) return fmt::format("{}, {} B, HCCL_ALGO[{}]", where, bytes, spec);
+  if (algo == alg::Algo::kHierarchical) return fmt::format("{}, {} B: per-host levels", where, bytes);
+  if (op.type == OpType::kAllReduce && size() > 1) {
+    constexpr uint64_t kOneShot = alg::detail::kOneShotBytes;
+    constexpr uint64_t kSmall = 64u << 10;
+    if (bytes <= kOneShot) return fmt::format("{}, {} B <= one-shot {} B", where, bytes, kOneShot);
+    if (bytes <= kSmall) return fmt::format("{}, {} B <= small {} B", where, bytes, kSmall);
+    return fmt::format("{}, {} B > small {} B", where, bytes, kSmall);
+  }
+  return fmt::format("{}, {} B", where, bytes);
+}
+
+aclError Communicator::RunDirect(const OpDesc& op, const OpRecord& record, uint64_t seq,
+                                 bool posted, bool bounded) {
+  transport::Link* link = direct_link_;
+  if (!posted) {
+    const OpFingerprint fp = MakeFingerprint(op, record.index, seq, rank());
+    direct_check_ = CheckWord(fp);
+    link->DirectPost(seq, direct_check_, &fp, op.send, op.count * DataTypeSize(op.dtype));
+  }
+  for (;;) {
+    uint64_t check = 0;
+    size_t bytes = 0;
+    const void* theirs = link->DirectPeek(seq, &check, &bytes);
+    aclError rc = ACL_SUCCESS;
+    if (theirs == nullptr) [[unlikely]] {
+      theirs = AwaitDirect(op, record, seq, bounded, &check, &bytes, &rc);
+      if (theirs == nullptr) return rc;
+    }
+    if (check != direct_check_) [[unlikely]] {
+      if (JudgeDirectHead(op, record, seq, link->DirectPeerHead(seq), &rc)) return rc;
+    }
+    alg::Reduce2(op.recv, op.send, theirs, op.count, op.dtype, op.reduce);
+    // The peer took its part back while it was read (it gave the op up): as if never sent.
+    if (!link->DirectStillPosted(seq)) [[unlikely]] {
+      bounded = false;
+      continue;
+    }
+    NotifyFinish(record, HCCL_SUCCESS, nullptr);
+    return ACL_SUCCESS;
+  }
+}
+
+const void* Communicator::AwaitDirect(const OpDesc& op, const OpRecord& record, uint64_t seq,
+                                      bool bounded, uint64_t* check, size_t* bytes,
+                                      aclError* rc) {
+  transport::Link* link = direct_link_;
+  const size_t n = op.count * DataTypeSize(op.dtype);
+  const SteadyClock::time_point entered = SteadyClock::now();
+  const SteadyClock::time_point spin_until = entered + kSpin;
+  const SteadyClock::time_point yield_until = entered + kYieldPoll;
+  const SteadyClock::time_point give_back = entered + kInlineBudget;
+  auto transfer_failed = [&](HcclResult code, bool timed_out, std::string reason) {
+    transport::ProgressError pe;
+    pe.code = code;
+    pe.link = link;
+    pe.timed_out = timed_out;
+    pe.reason = std::move(reason);
+    // This rank gives the op up: a late peer must not complete it with the part posted here.
+    if (timed_out || code != HCCL_E_REMOTE) link->AbandonOp();
+    *rc = FailTransfer(record, nullptr, pe, code);
+    return nullptr;
+  };
+  bool spinning = spin_wait_;
+  for (uint32_t i = 1;; ++i) {
+    if (const void* theirs = link->DirectPeek(seq, check, bytes)) return theirs;
+    if (spinning && i % 16 != 0) {
+      CpuRelax();
+      continue;
+    }
+    const SteadyClock::time_point now = SteadyClock::now();
+    if (link->broken()) {
+      // What the peer posted before it died or closed is still its part.
+      if (const void* theirs = link->DirectPeek(seq, check, bytes)) return theirs;
+      return transfer_failed(
+          HCCL_E_REMOTE, false,
+          fmt::format("link error during the direct exchange of {} bytes with {}, nothing "
+                      "received",
+                      n, Where(link)));
+    }
+    if (const int code = abort_.load(std::memory_order_acquire); code != 0) {
+      return transfer_failed(ToHcclResult(code), false,
+                             fmt::format("aborted while waiting for the direct exchange of {} "
+                                         "bytes with {}",
+                                         n, Where(link)));
+    }
+    if (now >= direct_deadline_) {
+      return transfer_failed(
+          HCCL_E_TIMEOUT, true,
+          fmt::format("timeout waiting for the direct exchange of {} bytes with {}: nothing "
+                      "arrived (has it entered this op?)",
+                      n, Where(link)));
+    }
+    // Another op of the peer: it runs ahead, or its bytes came through the ring. Looked at
+    // before the slot is looked at again: a peer that posted this op and went on to the next
+    // posted this op first.
+    const uint64_t latest = link->DirectPeerLatest();
+    const bool ring = link->ring_pending();
+    if (latest > seq || ring) [[unlikely]] {
+      if (const void* theirs = link->DirectPeek(seq, check, bytes)) return theirs;
+      if (latest > seq) {
+        if (JudgeDirectHead(op, record, seq, link->DirectPeerHead(latest), rc)) return nullptr;
+      } else {
+        return RingInstead(op, record, seq, rc);
+      }
+    }
+    if (bounded && now >= give_back) {
+      *rc = kDirectPending;
+      return nullptr;
+    }
+    if (spinning && now < spin_until) {
+      CpuRelax();
+      continue;
+    }
+    spinning = false;
+    if (now < yield_until) {
+      sched_yield();
+    } else {
+      const auto left =
+          std::chrono::duration_cast<std::chrono::milliseconds>(direct_deadline_ - now).count();
+      link->DirectSleep(seq, static_cast<int>(std::clamp<int64_t>(left + 1, 1, kSleepMs)));
+    }
+  }
+}
+
+const void* Communicator::RingInstead(const OpDesc& op, const OpRecord& record, uint64_t seq,
+                                      aclError* rc) {
+  // The peer's op does not go direct: its op header is the first thing of its ring bytes.
+  transport::Link* link = direct_link_;
+  OpFingerprint head{};
+  size_t got = 0;
+  while (got < sizeof(head) && SteadyClock::now() < direct_deadline_ && !link->broken()) {
+    size_t moved = 0;
+    if (link->TryRecv(reinterpret_cast<char*>(&head) + got, sizeof(head) - got, &moved) !=
+        HCCL_SUCCESS) {
+      break;
+    }
+    got += moved;
+    if (moved == 0) sched_yield();
+  }
+  if (got == sizeof(head) && JudgeDirectHead(op, record, seq, &head, rc)) return nullptr;
+  failure_.reason = fmt::format(
+      "rank[{}] runs op index[{}] through the link's rings, this rank through its direct slots",
+      rank() ^ 1, record.index);
+  failure_.remote_rank = rank() ^ 1;
+  CloseLinks(failure_.reason);
+  *rc = FailOp(record, nullptr, OpFailure::Kind::kOther, HCCL_E_INTERNAL);
+  return nullptr;
+}
+
+bool Communicator::JudgeDirectHead(const OpDesc& op, const OpRecord& record, uint64_t seq,
+                                   const void* head, aclError* rc) {
+  if (head == nullptr) return false;
+  const bool report = consistency_check_.load();
+  fingerprint_.Reset(MakeFingerprint(op, record.index, seq, rank()), rank(), size(), report);
+  alg::OpHeader* h = fingerprint_.header();
+  const transport::HeadVerdict verdict = h->hook.on_head(h->hook.ctx, rank() ^ 1, head);
+  if (verdict == transport::HeadVerdict::kAccept) return false;
+  if (verdict == transport::HeadVerdict::kFail) {
+    *rc = FailMismatch(op, record, nullptr, fingerprint_.result());
+    return true;
+  }
+  // The check is off: wait as a held transfer would, then time out (EI0002), as the generic
+  // path does.
+  group_.wait.deadline = direct_deadline_;
+  group_.wait.abort = &abort_;
+  const transport::ProgressError pe = WaitOut(rank() ^ 1, group_);
+  direct_link_->AbandonOp();
+  *rc = FailTransfer(record, nullptr, pe, pe.code);
+  return true;
+}
+
+Communicator::InlineRun Communicator::TryRunDirect(const OpDesc& op, const OpRecord& record,
+                                                   rt::Stream* stream) {
+  if (!stream->BeginInline()) return InlineRun::kNotRun;
+  if (!exec_mu_.try_lock()) {  // another stream's op (fault F8): Execute reports it
+    stream->CancelInline();
+    return InlineRun::kNotRun;
+  }
+  // Only what the last checked op left valid: the same buffers, the memory map unchanged (else
+  // the queued op checks them and reports a fault), and nothing wrong with the communicator.
+  const BufferKey key{op.type, op.send, op.recv, op.count, op.dtype, op.root};
+  if (!DirectFits(op) || links_closed_.load() || abort_.load() != 0 || destroyed_.load() ||
+      !(key == checked_key_) || rt::DeviceMemory::Instance().Generation() != checked_at_) {
+    exec_mu_.unlock();
+    stream->CancelInline();
+    return InlineRun::kNotRun;
+  }
+  const auto began = rt::prof::Active() ? rt::prof::Clock::now() : rt::prof::Clock::time_point{};
+  if (failure_dirty_) {
+    failure_ = OpFailure{};
+    failure_dirty_ = false;
+  }
+  running_stream_.store(record.stream_id, std::memory_order_relaxed);
+  running_type_.store(static_cast<int>(op.type), std::memory_order_relaxed);
+  const SteadyClock::time_point start = SteadyClock::now();
+  NotifyStart(record, start);
+  direct_start_ = start;
+  direct_deadline_ = options_.exec_timeout_s > 0
+                         ? start + std::chrono::seconds(options_.exec_timeout_s)
+                         : SteadyClock::time_point::max();
+  aclError rc;
+  std::string detail;
+  try {
+    rc = RunDirect(op, record, ++coll_seq_, /*posted=*/false, /*bounded=*/true);
+  } catch (const std::exception& e) {  // as a queued task's (rt::Stream)
+    rc = ACL_ERROR_RT_INTERNAL_ERROR;
+    detail = std::string("task threw: ") + e.what();
+  }
+  if (rc == kDirectPending) return InlineRun::kPending;
+  CountEnded();
+  exec_mu_.unlock();
+  if (rc != ACL_SUCCESS && detail.empty()) detail = record.tag();
+  stream->EndInline(rt::TaskType::kHccl, rc, &detail, began);
+  return InlineRun::kDone;
+}
+
+aclError Communicator::ResumeDirect(const OpDesc& op, const OpRecord& record) {
+  // exec_mu_ is still held by the inline run that posted (an atomic word: any thread may
+  // release it).
+  struct End {
+    Communicator& c;
+    ~End() {
+      c.CountEnded();
+      c.exec_mu_.unlock();
+    }
+  } end{*this};
+  return RunDirect(op, record, coll_seq_, /*posted=*/true, /*bounded=*/false);
+}
+
+}  // namespace vigil::comm
