@@ -84,7 +84,7 @@ HcclResult Communicator::Enqueue(std::shared_ptr<Communicator>&& comm, OpDesc&& 
   static_assert(rt::TaskFn::Fits<std::invoke_result_t<decltype(make)&>>(),
                 "an op's task must fit in place");
   stream->EnqueueMade(rt::TaskType::kHccl, make);
-  if (resume) stream->CancelInline(/*take_now=*/false);
+  if (resume) stream->CancelInline();
   return HCCL_SUCCESS;
 }
 
