@@ -194,6 +194,7 @@ std::vector<uint8_t> DialerAuth::Start() {
 
 Step DialerAuth::Feed(std::vector<uint8_t>* in, std::vector<uint8_t>* out) {
   if (done_) return Step::kDone;
+  if (!why_.empty()) return Step::kFailed;  // a failure is final, as the acceptor's is
   if (!started_) {
     if (why_.empty()) why_ = "the exchange was not started";
     return Step::kFailed;

@@ -73,7 +73,8 @@ class AcceptorAuth {
   std::string why_;
 };
 
-// The dialer's side: Start() gives the hello; feed the acceptor's answer to get the proof.
+// The dialer's side: Start() gives the hello; feed the acceptor's answer to get the proof. Once
+// kFailed, every later Feed is kFailed too (bytes after a wrong answer are never read).
 class DialerAuth {
  public:
   DialerAuth(Purpose purpose, const JobKey& key);

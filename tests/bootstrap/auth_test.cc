@@ -293,6 +293,27 @@ TEST_F(AuthTest, PurposeIsBoundIntoTheMac) {
   EXPECT_EQ(dialer.Feed(&answer, &proof), Step::kFailed);
 }
 
+// A dialer that failed stays failed: bytes after a wrong answer (a stray byte, then the real
+// answer) are never read as a new answer.
+TEST_F(AuthTest, DialerFailureIsFinal) {
+  const JobKey key = NewKey();
+  DialerAuth dialer(Purpose::kData, key);
+  std::vector<uint8_t> hello = dialer.Start();
+  AcceptorAuth acceptor(PurposeBit(Purpose::kData), {key});
+  std::vector<uint8_t> answer;
+  ASSERT_EQ(acceptor.Feed(&hello, &answer), Step::kMore);
+  ASSERT_EQ(answer.size(), kAnswerBytes);
+  std::vector<uint8_t> wrong = answer;
+  wrong[8 + kNonceBytes] ^= 1;  // the MAC
+  std::vector<uint8_t> in = wrong, proof;
+  in.push_back(0x55);  // one byte more: the next answer's first
+  EXPECT_EQ(dialer.Feed(&in, &proof), Step::kFailed);
+  EXPECT_EQ(dialer.Feed(&in, &proof), Step::kFailed);
+  in.insert(in.end(), answer.begin(), answer.end());
+  EXPECT_EQ(dialer.Feed(&in, &proof), Step::kFailed);
+  EXPECT_TRUE(proof.empty());
+}
+
 TEST_F(AuthTest, TruncatedHelloFails) {
   const JobKey key = NewKey();
   Pair p;

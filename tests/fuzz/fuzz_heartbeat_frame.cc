@@ -1,11 +1,13 @@
 // Heartbeat maintenance-link frames (dfx/heartbeat_frame.h): a byte stream reassembled by
 // FrameReader in chunks (the mode byte sets the chunk size, as recv(2) would cut it), every
-// complete frame decoded by its type. What decodes is encoded again and must decode the same.
+// complete frame decoded by its type (kAgree: the shrink agreement's message, agreement_msg.h).
+// What decodes is encoded again and must decode the same.
 #include <cstddef>
 #include <cstdint>
 #include <string>
 #include <vector>
 
+#include "dfx/agreement_msg.h"
 #include "dfx/heartbeat_frame.h"
 #include "fuzz_util.h"
 
@@ -32,11 +34,15 @@ void DecodeOne(FrameType type, const std::vector<uint8_t>& body) {
       BeatFrame f, g;
       if (!DecodeBeat(body, &f)) return;
       FUZZ_CHECK(DecodeBeat(Body(EncodeBeat(f)), &g));
-      FUZZ_CHECK(g.comms.size() == f.comms.size());
-      for (size_t i = 0; i < f.comms.size(); ++i) {
-        FUZZ_CHECK(g.comms[i].comm_key == f.comms[i].comm_key && g.comms[i].rank == f.comms[i].rank &&
-                   g.comms[i].in == f.comms[i].in && g.comms[i].out == f.comms[i].out);
-      }
+      auto same = [](const std::vector<CommCounters>& a, const std::vector<CommCounters>& b) {
+        FUZZ_CHECK(a.size() == b.size());
+        for (size_t i = 0; i < a.size(); ++i) {
+          FUZZ_CHECK(a[i].comm_key == b[i].comm_key && a[i].rank == b[i].rank && a[i].in == b[i].in &&
+                     a[i].out == b[i].out);
+        }
+      };
+      same(g.comms, f.comms);
+      same(g.heard, f.heard);  // the relayed counters (an optional tail)
       return;
     }
     case FrameType::kEvent: {
@@ -54,8 +60,23 @@ void DecodeOne(FrameType type, const std::vector<uint8_t>& body) {
       FUZZ_CHECK(again == json);
       return;
     }
+    case FrameType::kAgree: {
+      AgreeMsg f, g;
+      if (!DecodeAgreeMsg(body, &f)) return;
+      FUZZ_CHECK(DecodeAgreeMsg(Body(EncodeAgreeMsg(f)), &g));
+      FUZZ_CHECK(g.kind == f.kind && g.identifier == f.identifier && g.round == f.round &&
+                 g.from == f.from && g.to == f.to && g.seq == f.seq && g.from_view == f.from_view &&
+                 g.exclude == f.exclude && g.ok == f.ok && g.root == f.root && g.error == f.error &&
+                 g.views.size() == f.views.size());
+      for (size_t i = 0; i < f.views.size(); ++i) {
+        FUZZ_CHECK(g.views[i].rank == f.views[i].rank &&
+                   g.views[i].from_view == f.views[i].from_view &&
+                   g.views[i].exclude == f.views[i].exclude);
+      }
+      return;
+    }
     default:
-      return;  // kBye, kQuery: no body; kAgree: the agreement's own
+      return;  // kBye, kQuery: no body
   }
 }
 

@@ -1,15 +1,19 @@
-// Writes the binary seed corpora (corpus/{root_info,rendezvous,link_handshake,heartbeat_frame})
-// from the library's own encoders: a real root info from HcclGetRootInfo, and the rendezvous,
+// Writes the binary seed corpora (corpus/{root_info,rendezvous,link_handshake,heartbeat_frame,auth})
+// from the library's own encoders: a real root info from HcclGetRootInfo (with the job key of
+// format version 2, a fixed one here), and the rendezvous,
 // handshake and heartbeat messages as ranks send them. Each file is the target's mode byte and
 // the bytes its decoder reads (fuzz_<target>.cc says which). Run by hand when a format changes:
 //   fuzz_make_seeds tests/fuzz/corpus
 #include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <string>
 #include <vector>
 
+#include "bootstrap/auth.h"
 #include "bootstrap/rendezvous_server.h"
+#include "dfx/agreement_msg.h"
 #include "dfx/heartbeat_frame.h"
 #include "hccl/hccl.h"
 #include "transport/handshake.h"
@@ -20,6 +24,7 @@ namespace fs = std::filesystem;
 using namespace vigil;
 
 fs::path g_root;
+constexpr char kSeedJobKey[] = "00112233445566778899aabbccddeeff";
 
 void Put(const std::string& target, const std::string& name, uint8_t mode, const uint8_t* p,
          size_t n) {
@@ -51,6 +56,8 @@ bootstrap::RankInfo Rank(uint32_t rank, uint32_t nranks) {
 }
 
 void RootInfo() {
+  // A fixed, public job key (the root info carries the process's key): the same seeds every run.
+  setenv("VIGIL_JOB_KEY", kSeedJobKey, 1);
   HcclRootInfo info;
   if (HcclGetRootInfo(&info) != HCCL_SUCCESS) {
     std::fprintf(stderr, "HcclGetRootInfo failed\n");
@@ -157,7 +164,70 @@ void Heartbeat() {
   Put("heartbeat_frame", "link-chunks-64", 63, link);
   Put("heartbeat_frame", "stuck-event", 255, cat({hello, stuck}));
   Put("heartbeat_frame", "health-query", 15, cat({EncodeQuery(), EncodeReply(R"({"ranks":[]})")}));
+  BeatFrame relay = beat;
+  relay.heard.push_back({CommKey("127.0.0.1%lo_60000_0_1761300000000001"), 3, 118, 118});
+  relay.heard.push_back({CommKey("127.0.0.1%lo_60000_0_1761300000000001"), 5, 120, 117});
+  Put("heartbeat_frame", "beat-relayed", 3, cat({hello, EncodeBeat(relay)}));
   Put("heartbeat_frame", "agree", 31, cat({hello, EncodeAgree({1, 2, 3, 4})}));
+  // The shrink agreement's messages, each alone on its connection (agreement_msg.h).
+  AgreeMsg propose;
+  propose.identifier = "127.0.0.1%lo_60000_0_1761300000000001";
+  propose.round = 1;
+  propose.from = 2;
+  propose.to = 0;
+  propose.seq = 3;
+  propose.from_view = true;
+  propose.exclude = {1, 3};
+  Put("heartbeat_frame", "agree-propose", 0, EncodeAgreeMsg(propose));
+  AgreeMsg decide = propose;
+  decide.kind = AgreeKind::kDecide;
+  decide.from = 0;
+  decide.to = 2;
+  decide.ok = true;
+  decide.root = std::string(64, '\x5a');
+  decide.views = {{0, false, {1, 3}}, {2, true, {1, 3}}};
+  Put("heartbeat_frame", "agree-decide", 9, EncodeAgreeMsg(decide));
+  decide.ok = false;
+  decide.root.clear();
+  decide.error = "rank 2 excludes [1,3] (heartbeat view), rank 0 excludes [3] (given)";
+  decide.views = {{0, false, {3}}, {2, true, {1, 3}}};
+  Put("heartbeat_frame", "agree-failed", 63, EncodeAgreeMsg(decide));
+}
+
+// The job-key exchange (fuzz_auth.cc's modes), with the target's fixed key (fill 3).
+void Auth() {
+  using namespace auth;
+  JobKey key;
+  for (size_t i = 0; i < key.bytes.size(); ++i) key.bytes[i] = static_cast<uint8_t>(3 + 17 * i);
+  key.given = true;
+  const uint32_t all = PurposeBit(Purpose::kRendezvous) | PurposeBit(Purpose::kData) |
+                       PurposeBit(Purpose::kHeartbeat) | PurposeBit(Purpose::kHealth);
+  // Acceptor: a real hello and a proof (of another exchange: it cannot match), whole and bytewise.
+  DialerAuth d(Purpose::kData, key);
+  std::vector<uint8_t> hello = d.Start();
+  std::vector<uint8_t> hello_proof = hello;
+  hello_proof.insert(hello_proof.end(), kProofBytes, 0xa5);
+  Put("auth", "acceptor-hello-proof", 0xc0 | (1 << 3), hello_proof);  // data, 200-byte feeds
+  Put("auth", "acceptor-hello-bytewise", 1 << 3, hello_proof);
+  DialerAuth h(Purpose::kHeartbeat, key);
+  Put("auth", "acceptor-heartbeat-data-only", 0x40 | 32 | (2 << 3), h.Start());
+  // Dialer: a real answer to that hello (its MAC covers another nonce) and a refusal.
+  AcceptorAuth a(all, {key});
+  std::vector<uint8_t> in = hello, answer;
+  (void)a.Feed(&in, &answer);
+  Put("auth", "dialer-answer", 0xc1 | (1 << 3), answer);
+  Put("auth", "dialer-answer-chunks-5", 0x41 | (1 << 3), answer);
+  AcceptorAuth stranger(all, {});
+  std::vector<uint8_t> in2 = hello, refusal;
+  (void)stranger.Feed(&in2, &refusal);
+  Put("auth", "dialer-refused", 0x01 | (1 << 3), refusal);
+  // The exchange: untouched; the hello's flags altered (not read); a MAC byte altered.
+  const std::vector<uint8_t> none;
+  Put("auth", "exchange-clean", 0x82 | (1 << 3), none);
+  Put("auth", "exchange-flags", 0x02 | (2 << 3), std::vector<uint8_t>{6, 0xff, 7, 0x01});
+  Put("auth", "exchange-answer-mac", 0x42 | (1 << 3), std::vector<uint8_t>{32 + 40, 0x10});
+  Put("auth", "exchange-proof", 0x03 | (3 << 3), std::vector<uint8_t>{88 + 5, 0x80});
+  Put("auth", "exchange-other-key", 0x86, none);
 }
 
 }  // namespace
@@ -172,5 +242,6 @@ int main(int argc, char** argv) {
   Rendezvous();
   Handshake();
   Heartbeat();
+  Auth();
   return 0;
 }
