@@ -280,13 +280,18 @@ HcclResult Communicator::EnsureLinks(const OpDesc& op, alg::Algo algo, const std
   }
   std::string error;
   *connected = true;
-  HcclResult rc = policy != nullptr ? transport_->Connect(peers, tag, &error, *policy)
-                                    : transport_->Connect(peers, tag, &error);
+  // An abort (the heartbeat found a member LOST) ends the wait for links too: a peer that died
+  // would otherwise be dialed until HCCL_CONNECT_TIMEOUT.
+  transport::ConnectPolicy plain;
+  plain.abort = &abort_;
+  HcclResult rc = transport_->Connect(peers, tag, &error, policy != nullptr ? *policy : plain);
   if (rc != HCCL_SUCCESS) {
     failure->code = rc;
     failure->reason = error;
     if (policy != nullptr) return rc;  // the op retry reports it
-    if (rc == HCCL_E_MEMORY) {
+    if (abort_.load() != 0 && rc == static_cast<HcclResult>(abort_.load())) {
+      failure->kind = OpFailure::Kind::kAbort;
+    } else if (rc == HCCL_E_MEMORY) {
       // *error is exactly EI0011's argument; the task-exception handler raises it.
       failure->kind = OpFailure::Kind::kResource;
     } else if (rc == HCCL_E_TIMEOUT) {

@@ -14,6 +14,8 @@
 //                          count or dtype (WHAT = op|count|dtype)                           F5/F6
 //   --cut R-P@MS           after MS ms, rank R shuts its data link to P down for real
 //                          (Transport::InjectLinkCut; P = -1: the first peer it has a link to) F4
+//   --kill-self R          rank R SIGKILLs itself once it wrote its ready file, before
+//                          any op: its peers meet it dead while they make its links         F1
 //   --rlimit-as R:MB       rank R caps its address space at its size now + MB before init, so
 //                          the CCL buffer's mmap fails for real                             F12
 //   --root-info R:PORT     rank R makes the root info with HcclGetRootInfo, HCCL_IF_BASE_PORT
@@ -65,6 +67,7 @@ struct Options {
   int loop_ms = 20000;
   int64_t late_init = -1;
   int64_t late_op = -1, late_op_ms = 0, late_root = -1;
+  int64_t kill_self = -1;
   int late_ms = 15000;
   int64_t mismatch = -1, mismatch_ms = 0;
   std::string mismatch_what = "op";
@@ -295,6 +298,11 @@ int Run(const Options& o) {
 
   Line("READY rank=" + rs + " pid=" + std::to_string(getpid()));
   WriteFile(o.dir + "/ready-" + rs, std::to_string(getpid()));
+  if (static_cast<int64_t>(g_rank) == o.kill_self) {
+    WaitAllReady(o, 60);  // the others may read every ready file before this rank is gone
+    Line("INJECT rank=" + rs + " kind=kill detail=self");
+    raise(SIGKILL);
+  }
   WaitAllReady(o, 60);
   const auto t0 = Clock::now();
   auto elapsed_ms = [&] {
@@ -418,6 +426,7 @@ int main(int argc, char** argv) {
     else if (k == "--late-init") o.late_init = std::atoll(v.c_str());
     else if (k == "--late-op") ParseAt(v, &o.late_op, &o.late_op_ms);
     else if (k == "--late-root") o.late_root = std::atoll(v.c_str());
+    else if (k == "--kill-self") o.kill_self = std::atoll(v.c_str());
     else if (k == "--mismatch") ParseAt(v, &o.mismatch, &o.mismatch_ms, &o.mismatch_what);
     else if (k == "--root-info") {
       const size_t colon = v.find(':');

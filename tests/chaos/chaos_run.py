@@ -184,6 +184,11 @@ def run_one(p, spec, args):
             base, held = hold_ports()
             job_args += ["--root-info", "%d:%d" % (v, base or 0)]
             f["port"] = base
+        elif kind == "kill" and f["at_ms"] < 0:
+            # Scenarios only: the rank SIGKILLs itself once it is ready, before its first op,
+            # so its peers meet it dead while they make its links.
+            job_args += ["--kill-self", str(v)]
+            f["done"] = 0
         elif kind in ("kill", "stop"):
             external.append(f)
     env = dict(os.environ)
@@ -469,6 +474,10 @@ def judge(p, spec, d, run):
         res["problems"].append("diagnose: %s: %s (%s) %s, expected %s of %s" % (
             dverdict, dg["class"], dg.get("fault"), dg["ranks"],
             "/".join(spec["faults"][primary["kind"]]["expect"]["diagnose"]), primary["victim"]))
+    for rule in p.get("forbid", []):  # scenarios: screen lines that must not appear
+        m = re.search(rule["re"], screen)
+        if m:
+            res["problems"].append("screen: %s: %s" % (rule["why"], m.group(0)[:160]))
     if run["hang"]:
         res["problems"].append("hang: ranks %s still running past the bound" % run["hung_ranks"])
     if corrupt:
@@ -518,7 +527,8 @@ def main():
         for name in names:
             sc = fixed[name]
             plans.append({"seed": sc["id"], "n": sc["n"], "transport": sc["transport"],
-                          "ops": sc["ops"], "faults": [dict(f) for f in sc["faults"]]})
+                          "ops": sc["ops"], "faults": [dict(f) for f in sc["faults"]],
+                          "forbid": sc.get("forbid", [])})
     else:
         seeds = [int(s) for s in args.seeds.split(",")] if args.seeds else \
             list(range(args.first, args.first + args.count))
