@@ -14,6 +14,7 @@
 //                          count or dtype (WHAT = op|count|dtype)                           F5/F6
 //   --cut R-P@MS           after MS ms, rank R shuts its data link to P down for real
 //                          (Transport::InjectLinkCut; P = -1: the first peer it has a link to) F4
+//                          Repeatable: one per faulty rank.
 //   --kill-self R          rank R SIGKILLs itself once it wrote its ready file, before
 //                          any op: its peers meet it dead while they make its links         F1
 //   --rlimit-as R:MB       rank R caps its address space at its size now + MB before init, so
@@ -417,7 +418,7 @@ int Run(const Options& o) {
 
 int main(int argc, char** argv) {
   Options o;
-  std::vector<std::string> env_for;
+  std::vector<std::string> env_for, cuts;
   for (int i = 1; i + 1 < argc; i += 2) {
     const std::string k = argv[i], v = argv[i + 1];
     if (k == "--dir") o.dir = v;
@@ -440,12 +441,7 @@ int main(int argc, char** argv) {
       o.rlimit = std::atoll(v.substr(0, colon).c_str());
       o.rlimit_mb = std::atoll(v.substr(colon + 1).c_str());
     } else if (k == "--cut") {
-      const size_t dash = v.find('-', 1);
-      o.cut = std::atoll(v.substr(0, dash).c_str());
-      int64_t ms = 0, peer = -1;
-      ParseAt(v.substr(dash + 1), &peer, &ms);
-      o.cut_peer = peer;
-      o.cut_ms = ms;
+      cuts.push_back(v);  // one per faulty rank: this rank's is picked once its rank is known
     } else if (k == "--ops") {
       for (const std::string& item : Split(v, ',')) {
         const auto f = Split(item, ':');
@@ -460,6 +456,13 @@ int main(int argc, char** argv) {
   if (o.dir.empty() || o.ops.empty() || !VigilLaunchRank(&g_rank, &g_size)) {
     std::fprintf(stderr, "chaos_job: run under `vigil run` with --dir DIR --ops LIST\n");
     return 2;
+  }
+  for (const std::string& v : cuts) {
+    const size_t dash = v.find('-', 1);
+    if (std::atoll(v.substr(0, dash).c_str()) != static_cast<int64_t>(g_rank)) continue;
+    o.cut = g_rank;
+    ParseAt(v.substr(dash + 1), &o.cut_peer, &o.cut_ms);
+    break;
   }
   for (const std::string& e : env_for) {
     const size_t colon = e.find(':'), eq = e.find('=');
