@@ -19,7 +19,8 @@
 #               10% of its packets at random both ways (nft: numgen random mod 10) and each end
 #               sends at most 100 Mbit/s (tc tbf). Root only: exit 77 (skipped) otherwise.
 #   low_memory  a hog holds MemAvailable minus ~1 GiB (given back piece by piece if the machine
-#               falls below 256 MiB, so other work never runs out) while the job runs
+#               falls below 256 MiB, so other work never runs out; topped up when other work
+#               frees memory) while the job runs
 #
 # Timeouts, shortened with their ratios kept: VIGIL_HEARTBEAT_LOST_TIMEOUT = LOST (6 s; beats
 # every 1 s), HCCL_EXEC_TIMEOUT = 3 x LOST (STUCK checks every LOST), the TCP send timeout
@@ -278,7 +279,7 @@ EOF
     want=$((avail - leave))
     [ $want -ge 512 ] || { echo "SKIP: only ${avail} MiB available"; exit 77; }
     fill=${NOALARM_FILL_SECONDS:-60}
-    "$HOG" --mem-mb $want --fill-seconds "$fill" --seconds $((fill + MAX_S + 120)) \
+    "$HOG" --mem-mb $want --keep-mb $leave --fill-seconds "$fill" --seconds $((fill + MAX_S + 120)) \
       --ready "$DIR/hog-ready" >"$DIR/hog.txt" 2>&1 &
     HOGS+=($!)
     for ((i = 0; i < 10 * fill + 100; ++i)); do

@@ -2,10 +2,14 @@
 //
 //   noalarm_hog --cpu --seconds S                    spin on one core for S seconds
 //   noalarm_hog --mem-mb M --seconds S --ready FILE [--floor-mb F] [--fill-seconds T]
+//               [--keep-mb K]
 //       map M MiB in 64 MiB pieces, write to every page (for at most T seconds, default 60),
-//       write FILE ("<MiB held>"), then hold it until S seconds have passed; a piece is given back whenever MemAvailable falls below F MiB (default
-//       256), so the machine runs short but never out (other work on it goes on). On exit it
-//       prints "noalarm_hog: held M MiB, at least L MiB throughout".
+//       write FILE ("<MiB held>"), then hold it until S seconds have passed; a piece is given
+//       back whenever MemAvailable falls below F MiB (default 256), so the machine runs short
+//       but never out (other work on it goes on). With K, memory that other processes free while
+//       the hog holds is taken too: a piece is added whenever MemAvailable exceeds K MiB by two
+//       pieces (at most M MiB more). On exit it prints "noalarm_hog: held M MiB, at least L MiB
+//       throughout".
 //
 // Whatever happens to the test, the hog ends: after S seconds by itself, and at once when the
 // process that started it dies (PR_SET_PDEATHSIG). The memory hog offers itself first to the
@@ -52,6 +56,7 @@ int main(int argc, char** argv) {
   std::string ready;
   long floor_mb = 256;
   double fill_s = 60;
+  long keep_mb = 0;
   for (int i = 1; i < argc; ++i) {
     const std::string k = argv[i];
     if (k == "--cpu") cpu = true;
@@ -60,6 +65,7 @@ int main(int argc, char** argv) {
     if (k == "--ready" && i + 1 < argc) ready = argv[++i];
     if (k == "--fill-seconds" && i + 1 < argc) fill_s = std::atof(argv[++i]);
     if (k == "--floor-mb" && i + 1 < argc) floor_mb = std::atol(argv[++i]);
+    if (k == "--keep-mb" && i + 1 < argc) keep_mb = std::atol(argv[++i]);
   }
   const pid_t parent = getppid();
   prctl(PR_SET_PDEATHSIG, SIGKILL);
@@ -104,6 +110,27 @@ int main(int argc, char** argv) {
   long next_mb = 0;
   const auto fill_end = std::min(end, std::chrono::steady_clock::now() +
                                           std::chrono::milliseconds(static_cast<long>(fill_s * 1000)));
+  // Maps and writes one piece; false when the mapping fails.
+  auto add_piece = [&](long mb) {
+    // Huge pages where the kernel has them (2 MiB aligned, MADV_HUGEPAGE): a few thousand
+    // faults fill many GiB, where 4 KiB pages take millions.
+    void* raw = mmap(nullptr, kPiece + kHuge, PROT_READ | PROT_WRITE,
+                     MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (raw == MAP_FAILED) {
+      std::fprintf(stderr, "noalarm_hog: mmap failed at %ld MiB: %s\n", mb, strerror(errno));
+      return false;
+    }
+    char* c = reinterpret_cast<char*>((reinterpret_cast<uintptr_t>(raw) + kHuge - 1) &
+                                      ~(kHuge - 1));
+    (void)madvise(c, kPiece, MADV_HUGEPAGE);
+    // Distinct bytes per page: no zero-page or same-page merging makes the memory cheap.
+    for (size_t off = 0; off < kPiece; off += static_cast<size_t>(page)) {
+      c[off] = static_cast<char>(mb + off / static_cast<size_t>(page) + 1);
+    }
+    std::lock_guard<std::mutex> lock(mu);
+    pieces.push_back({static_cast<char*>(raw), c});
+    return true;
+  };
   auto fill = [&] {
     for (;;) {
       long mb;
@@ -115,23 +142,7 @@ int main(int argc, char** argv) {
       }
       if (std::chrono::steady_clock::now() >= fill_end) return;
       if (MemAvailableMb() < floor_mb + static_cast<long>(kPiece >> 20)) return;
-      // Huge pages where the kernel has them (2 MiB aligned, MADV_HUGEPAGE): a few thousand
-      // faults fill many GiB, where 4 KiB pages take millions.
-      void* raw = mmap(nullptr, kPiece + kHuge, PROT_READ | PROT_WRITE,
-                       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-      if (raw == MAP_FAILED) {
-        std::fprintf(stderr, "noalarm_hog: mmap failed at %ld MiB: %s\n", mb, strerror(errno));
-        return;
-      }
-      char* c = reinterpret_cast<char*>((reinterpret_cast<uintptr_t>(raw) + kHuge - 1) &
-                                        ~(kHuge - 1));
-      (void)madvise(c, kPiece, MADV_HUGEPAGE);
-      // Distinct bytes per page: no zero-page or same-page merging makes the memory cheap.
-      for (size_t off = 0; off < kPiece; off += static_cast<size_t>(page)) {
-        c[off] = static_cast<char>(mb + off / static_cast<size_t>(page) + 1);
-      }
-      std::lock_guard<std::mutex> lock(mu);
-      pieces.push_back({static_cast<char*>(raw), c});
+      if (!add_piece(mb)) return;
     }
   };
   std::vector<std::thread> fillers;
@@ -148,8 +159,14 @@ int main(int argc, char** argv) {
     std::rename((ready + ".tmp").c_str(), ready.c_str());
   }
   const long first = held();
+  long added_mb = 0;
   while (std::chrono::steady_clock::now() < end) {
     yield_to_floor();
+    while (keep_mb > 0 && added_mb < mem_mb &&
+           MemAvailableMb() > keep_mb + 2 * static_cast<long>(kPiece >> 20) &&
+           std::chrono::steady_clock::now() < end && add_piece(mem_mb + added_mb)) {
+      added_mb += kPiece >> 20;
+    }
     least = std::min(least, held());
     std::this_thread::sleep_for(std::chrono::milliseconds(100));
   }
