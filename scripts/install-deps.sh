@@ -12,7 +12,8 @@ PKGS=(build-essential cmake pkg-config git
       libopenmpi-dev openmpi-bin  # mpirun for the hccl_test programs (tests/hccl_programs)
       python3-torch libtorch-dev python3-pybind11 pybind11-dev
       chromium  # headless, for the test of vigil diagnose's HTML report
-      clang-16 libclang-rt-16-dev)  # libFuzzer targets (tests/fuzz; clang 14 lacks source_location)
+      clang-16 libclang-rt-16-dev  # libFuzzer targets (tests/fuzz; clang 14 lacks source_location)
+      llvm)  # llvm-symbolizer: function names and lines in the fuzz targets' sanitizer reports
 missing=()
 for p in "${PKGS[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
