@@ -159,9 +159,14 @@ class Communicator : public std::enable_shared_from_this<Communicator> {
   // ---- the direct exchange (communicator_direct.cc) ----
   // Whether the op goes through the direct slots of the link to the peer: the same answer on
   // both ranks for one op (it depends on the op and on the link's agreed limit alone).
+  static constexpr bool DirectOp(OpType type) {
+    return type == OpType::kAllReduce || type == OpType::kBroadcast ||
+           type == OpType::kAllGather || type == OpType::kReduceScatter ||
+           type == OpType::kReduce;
+  }
+  // The byte count compared with the limit is a rank's part (AllGather, ReduceScatter: a block).
   bool DirectFits(const OpDesc& op) const {
-    if (!direct_ready_.load(std::memory_order_acquire) || op.type != OpType::kAllReduce ||
-        op.count == 0) {
+    if (!direct_ready_.load(std::memory_order_acquire) || !DirectOp(op.type) || op.count == 0) {
       return false;
     }
     return op.count * DataTypeSize(op.dtype) <= direct_max_.load(std::memory_order_relaxed);
@@ -175,6 +180,10 @@ class Communicator : public std::enable_shared_from_this<Communicator> {
   static constexpr aclError kDirectPending = -3;
   aclError RunDirect(const OpDesc& op, const OpRecord& record, uint64_t seq, bool posted,
                      bool bounded);
+  // What this rank posts for the op (*bytes of it; nullptr with 0: nothing but the number), and
+  // its output made from its input and the peer's part.
+  const void* DirectPart(const OpDesc& op, size_t* bytes) const;
+  void FinishDirect(const OpDesc& op, const void* theirs);
   // RunDirect's wait for the peer's part; null with *rc set when the op ended (failed) or,
   // bounded, is still pending.
   const void* AwaitDirect(const OpDesc& op, const OpRecord& record, uint64_t seq, bool bounded,

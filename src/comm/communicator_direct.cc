@@ -1,13 +1,20 @@
-// The direct exchange: a small AllReduce of a 2-rank communicator whose link is shared memory
-// goes through the link's direct slots (transport::Link::DirectPost) instead of the generic
-// path (op header frame, algorithm, progress engine, byte rings). Each rank writes its input and
-// a check word into its slot under the op's collective sequence number, waits for the peer's
-// slot to show the same number, and combines the two in place. One cache line each way for an
-// 8-byte op; nothing is staged, no thread is woken unless the peer sleeps.
+// The direct exchange: a small collective of a 2-rank communicator whose link is shared memory
+// (AllReduce, Broadcast, AllGather, ReduceScatter, Reduce) goes through the link's direct slots
+// (transport::Link::DirectPost) instead of the generic path (op header frame, algorithm,
+// progress engine, byte rings). Each rank writes its part of the op and a check word into its
+// slot under the op's collective sequence number, waits for the peer's slot to show the same
+// number, and makes its output from the two. One cache line each way for an 8-byte op; nothing
+// is staged, no thread is woken unless the peer sleeps.
 //
-// Which ops go direct is decided alike on both ranks: it depends on the op (type, byte count)
-// and on the link's limit, which both ends agreed on when they made it (the smaller of their
-// offers; an end with op retry or task-level tracking offers 0, as the exchange has neither).
+// A rank's part: AllReduce and AllGather its input, ReduceScatter the block of its input the
+// peer keeps, Reduce its input (the root: nothing), Broadcast the root's buffer (the other:
+// nothing). Both ranks post and wait for each op, the ones that send nothing too: the peer's post
+// says it has read this rank's previous part, which lets this rank write that slot again.
+//
+// Which ops go direct is decided alike on both ranks: it depends on the op (type, byte count of
+// a rank's part) and on the link's limit, which both ends agreed on when they made it (the
+// smaller of their offers; an end with op retry or task-level tracking offers 0, as the exchange
+// has neither).
 //
 // Inline. An op that goes direct on an idle stream (nothing queued or running, no op of the
 // communicator in flight, its buffers those checked last with the memory map unchanged) runs
@@ -48,10 +55,11 @@ namespace vigil::comm {
 
 namespace {
 
-// Waiting for the peer's part: spin (when this host has a core per rank), then poll with
-// sched_yield (the peer may need this core), then sleep on the doorbell the peer rings. Spinning
-// longer lost under load (2 ranks, 2 cores, load ~2.6, 1,000 ops per size: 5 us gave 12-15 us
-// per op when the ranks shared a core and 0.7-0.9 when not, 50 us 50-120 us, 500 us 1-340 us).
+// Waiting for the peer's part: spin (when this host has a core per rank and the peer did not
+// last post from this thread's CPU), then poll with sched_yield (the peer may need this core),
+// then sleep on the doorbell the peer rings. Spinning longer lost under load (2 ranks, 2 cores,
+// load ~2.6, 1,000 ops per size: 5 us gave 12-15 us per op when the ranks shared a core and
+// 0.7-0.9 when not, 50 us 50-120 us, 500 us 1-340 us); on a shared core every spin is lost.
 constexpr auto kSpin = std::chrono::microseconds(5);
 constexpr auto kYieldPoll = std::chrono::milliseconds(2);
 constexpr int kSleepMs = 50;  // abort and deadline seen at least this often
@@ -108,8 +116,9 @@ void Communicator::NoteDirectLink() {
   direct_link_ = link;
   direct_max_.store(max, std::memory_order_relaxed);
   direct_ready_.store(true, std::memory_order_release);
-  HCCL_RUN_INFO("[InitChannelStage]communicator[{}] rank[{}]: AllReduce of up to {} bytes goes "
-                "through the direct slots of the shm link to rank[{}]",
+  HCCL_RUN_INFO("[InitChannelStage]communicator[{}] rank[{}]: AllReduce, Broadcast, AllGather, "
+                "ReduceScatter and Reduce of up to {} bytes a rank go through the direct slots "
+                "of the shm link to rank[{}]",
                 identifier(), rank(), max, rank() ^ 1);
 }
 
@@ -117,7 +126,7 @@ std::string Communicator::ChoiceReason(const OpDesc& op, alg::Algo algo) const {
   const uint64_t bytes = op.count * DataTypeSize(op.dtype);
   const std::string where = fmt::format("{} ranks on {} host{}", size(), host_count_,
                                         host_count_ == 1 ? "" : "s");
-  if (op.type == OpType::kAllReduce && op.count > 0 && size() == 2 && host_count_ == 1 &&
+  if (DirectOp(op.type) && op.count > 0 && size() == 2 && host_count_ == 1 &&
       Env().transport != "tcp" && bytes <= direct_option_) {
     return fmt::format("{}, {} B <= direct {} B: shm direct slots", where, bytes, direct_option_);
   }
@@ -134,13 +143,80 @@ std::string Communicator::ChoiceReason(const OpDesc& op, alg::Algo algo) const {
   return fmt::format("{}, {} B", where, bytes);
 }
 
+namespace {
+
+bool Overlap(const void* a, const void* b, size_t n) {
+  const auto x = reinterpret_cast<uintptr_t>(a), y = reinterpret_cast<uintptr_t>(b);
+  return x < y + n && y < x + n;
+}
+
+}  // namespace
+
+const void* Communicator::DirectPart(const OpDesc& op, size_t* bytes) const {
+  const size_t n = op.count * DataTypeSize(op.dtype);
+  const uint32_t peer = rank() ^ 1;
+  *bytes = n;
+  switch (op.type) {
+    case OpType::kReduceScatter:
+      return static_cast<const char*>(op.send) + peer * n;
+    case OpType::kReduce:
+      if (rank() == op.root) *bytes = 0;
+      return rank() == op.root ? nullptr : op.send;
+    case OpType::kBroadcast:
+      if (rank() != op.root) *bytes = 0;
+      return rank() == op.root ? op.send : nullptr;
+    default:  // AllReduce, AllGather
+      return op.send;
+  }
+}
+
+void Communicator::FinishDirect(const OpDesc& op, const void* theirs) {
+  const size_t n = op.count * DataTypeSize(op.dtype);
+  const uint32_t me = rank();
+  // A reduction's own part: read while its output is written, so copied first when the two
+  // overlap other than exactly (element i of the output must not land on element j != i of it).
+  auto reduce = [&](const void* mine) {
+    alignas(64) char copy[transport::kShmDirectBytes];
+    if (mine != op.recv && Overlap(mine, op.recv, n)) {
+      std::memcpy(copy, mine, n);
+      mine = copy;
+    }
+    alg::Reduce2(op.recv, mine, theirs, op.count, op.dtype, op.reduce);
+  };
+  switch (op.type) {
+    case OpType::kAllReduce:
+      reduce(op.send);
+      break;
+    case OpType::kReduceScatter:
+      reduce(static_cast<const char*>(op.send) + me * n);
+      break;
+    case OpType::kReduce:
+      if (me == op.root) reduce(op.send);
+      break;
+    case OpType::kBroadcast:
+      if (me != op.root) std::memcpy(op.recv, theirs, n);
+      break;
+    case OpType::kAllGather: {
+      // This rank's block first: its input may lie where the peer's block goes.
+      char* out = static_cast<char*>(op.recv);
+      if (op.send != out + me * n) std::memmove(out + me * n, op.send, n);
+      std::memcpy(out + (me ^ 1) * n, theirs, n);
+      break;
+    }
+    default:
+      break;
+  }
+}
+
 aclError Communicator::RunDirect(const OpDesc& op, const OpRecord& record, uint64_t seq,
                                  bool posted, bool bounded) {
   transport::Link* link = direct_link_;
   if (!posted) {
     const OpFingerprint fp = MakeFingerprint(op, record.index, seq, rank());
     direct_check_ = CheckWord(fp);
-    link->DirectPost(seq, direct_check_, &fp, op.send, op.count * DataTypeSize(op.dtype));
+    size_t n = 0;
+    const void* part = DirectPart(op, &n);
+    link->DirectPost(seq, direct_check_, &fp, part, n);
   }
   for (;;) {
     uint64_t check = 0;
@@ -154,7 +230,7 @@ aclError Communicator::RunDirect(const OpDesc& op, const OpRecord& record, uint6
     if (check != direct_check_) [[unlikely]] {
       if (JudgeDirectHead(op, record, seq, link->DirectPeerHead(seq), &rc)) return rc;
     }
-    alg::Reduce2(op.recv, op.send, theirs, op.count, op.dtype, op.reduce);
+    FinishDirect(op, theirs);
     // The peer took its part back while it was read (it gave the op up): as if never sent.
     if (!link->DirectStillPosted(seq)) [[unlikely]] {
       bounded = false;
@@ -170,7 +246,8 @@ const void* Communicator::AwaitDirect(const OpDesc& op, const OpRecord& record, 
                                       aclError* rc) {
   transport::Link* link = direct_link_;
   const size_t n = op.count * DataTypeSize(op.dtype);
-  const SteadyClock::time_point entered = SteadyClock::now();
+  // From the op's start (read just before it posted): no clock read of its own.
+  const SteadyClock::time_point entered = direct_start_;
   const SteadyClock::time_point spin_until = entered + kSpin;
   const SteadyClock::time_point yield_until = entered + kYieldPoll;
   const SteadyClock::time_point give_back = entered + kInlineBudget;
@@ -185,7 +262,8 @@ const void* Communicator::AwaitDirect(const OpDesc& op, const OpRecord& record, 
     *rc = FailTransfer(record, nullptr, pe, code);
     return nullptr;
   };
-  bool spinning = spin_wait_;
+  // A peer on this CPU cannot post while this thread spins there: yield to it at once.
+  bool spinning = spin_wait_ && !link->DirectPeerOnThisCpu(seq);
   for (uint32_t i = 1;; ++i) {
     if (const void* theirs = link->DirectPeek(seq, check, bytes)) return theirs;
     if (spinning && i % 16 != 0) {

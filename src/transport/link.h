@@ -153,6 +153,12 @@ class Link {
     return nullptr;
   }
   virtual uint64_t DirectPeerLatest() const { return 0; }
+  // Whether the peer, when it last posted (the message before `seq`), ran on the CPU this
+  // thread runs on now: it then cannot post while this thread spins there.
+  virtual bool DirectPeerOnThisCpu(uint64_t seq) const {
+    (void)seq;
+    return false;
+  }
   // Blocks until the peer's message `seq` may be there, the link breaks, the peer sends ring
   // bytes, or timeout_ms (bounded; spurious returns are fine).
   virtual void DirectSleep(uint64_t seq, int timeout_ms) {

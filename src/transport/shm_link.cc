@@ -63,6 +63,8 @@ struct ShmLink::DirectSlot {
   alignas(64) std::atomic<uint64_t> seq;
   uint64_t check;
   uint64_t bytes;
+  // The CPU the sender ran on when it posted, plus 1 (0: not known).
+  std::atomic<uint32_t> cpu;
   char data[kShmDirectBytes];
   alignas(64) char head[64];
 };
@@ -498,8 +500,9 @@ void ShmLink::DirectPost(uint64_t seq, uint64_t check, const void* head, const v
   DirectSlot& slot = tx_slots_[seq & 1];
   slot.check = check;
   slot.bytes = n;
-  std::memcpy(slot.data, data, n);
+  if (n != 0) std::memcpy(slot.data, data, n);
   std::memcpy(slot.head, head, sizeof(slot.head));
+  slot.cpu.store(static_cast<uint32_t>(sched_getcpu() + 1), std::memory_order_relaxed);
   direct_posted_ = seq;
   // seq_cst, then the peer's waiter count: pairs with DirectSleep's register-then-check.
   slot.seq.store(seq, std::memory_order_seq_cst);
@@ -523,6 +526,13 @@ bool ShmLink::DirectStillPosted(uint64_t seq) const {
 const void* ShmLink::DirectPeerHead(uint64_t seq) const {
   const DirectSlot& slot = rx_slots_[seq & 1];
   return (slot.seq.load(std::memory_order_acquire) & ~kRetracted) == seq ? slot.head : nullptr;
+}
+
+bool ShmLink::DirectPeerOnThisCpu(uint64_t seq) const {
+  // The peer's message before `seq`: posted, and not rewritten before this end posts `seq`
+  // (the peer's next post into that slot is message seq + 1).
+  const uint32_t peer = rx_slots_[(seq - 1) & 1].cpu.load(std::memory_order_relaxed);
+  return peer != 0 && peer == static_cast<uint32_t>(sched_getcpu() + 1);
 }
 
 uint64_t ShmLink::DirectPeerLatest() const {

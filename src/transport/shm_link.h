@@ -16,9 +16,9 @@
 // container may refuse it; VIGIL_SHM_SINGLE_COPY=0 turns it off) and says so in the shared
 // header; a sender lends only to a receiver that said yes, else uses the ring.
 // Direct slots (Link::DirectPost): after the header page, two slots per direction (message
-// seq in slot seq & 1), each a cache-line-aligned {number, check word, length, data} with the
-// message's 64-byte head on a line of its own behind the data, so that an 8-byte message moves
-// as one cache line. Each end states in the shared header the largest message it exchanges
+// seq in slot seq & 1), each a cache-line-aligned {number, check word, length, sender's CPU,
+// data} with the message's 64-byte head on a line of its own behind the data, so that an 8-byte
+// message moves as one cache line. Each end states in the shared header the largest message it exchanges
 // this way (its TransportOptions::shm_direct_bytes); the link uses the smaller.
 //
 // A sender that recalls a lend (its op gave up: abandon, timeout, error elsewhere) waits until
@@ -107,6 +107,7 @@ class ShmLink : public LinkBase {
   bool DirectStillPosted(uint64_t seq) const override;
   const void* DirectPeerHead(uint64_t seq) const override;
   uint64_t DirectPeerLatest() const override;
+  bool DirectPeerOnThisCpu(uint64_t seq) const override;
   void DirectSleep(uint64_t seq, int timeout_ms) override;
   bool ring_pending() const override { return ReadableHead() != rx_tail_; }
 

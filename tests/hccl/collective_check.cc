@@ -114,10 +114,11 @@ using Buf = std::vector<char>;
 
 class Checker {
  public:
-  Checker(HcclComm comm, aclrtStream stream, uint32_t rank, uint32_t n, bool big)
-      : comm_(comm), stream_(stream), rank_(rank), n_(n), big_(big) {}
+  Checker(HcclComm comm, aclrtStream stream, uint32_t rank, uint32_t n, bool big, bool direct)
+      : comm_(comm), stream_(stream), rank_(rank), n_(n), big_(big), direct_(direct) {}
 
   int Run() {
+    if (direct_) Direct();
     for (HcclDataType t : kTypes) {
       for (HcclReduceOp op : kOps) {
         for (uint64_t count : {uint64_t{1}, uint64_t{7}, uint64_t{1000}}) {
@@ -215,24 +216,58 @@ class Checker {
             in_place ? in : out, want, t);
   }
 
-  void ReduceScatter(HcclDataType t, HcclReduceOp op, uint64_t count) {
+  // In place: the output is this rank's block of the input.
+  void ReduceScatter(HcclDataType t, HcclReduceOp op, uint64_t count, bool in_place = false) {
     ++salt_;
     Buf in = Fill(rank_, count * n_, t, op), out(count * Size(t)), want(out.size());
     for (uint64_t i = 0; i < count; ++i) {
       Store(want.data(), i, t, Reduced(n_, rank_ * count + i, salt_, t, op));
     }
-    HcclResult rc = HcclReduceScatter(in.data(), out.data(), count, t, op, comm_, stream_);
+    void* dst = in_place ? in.data() + rank_ * count * Size(t) : out.data();
+    HcclResult rc = HcclReduceScatter(in.data(), dst, count, t, op, comm_, stream_);
     Expect(Name("ReduceScatter enqueue", t, count), rc == HCCL_SUCCESS && Sync());
-    Compare(Name("ReduceScatter", t, count, " ") + OpName(op), out, want, t);
+    if (in_place) memcpy(out.data(), dst, out.size());
+    Compare(Name("ReduceScatter", t, count, in_place ? " in-place " : " ") + OpName(op), out,
+            want, t);
   }
 
-  void Reduce(HcclDataType t, HcclReduceOp op, uint64_t count, uint32_t root) {
+  // In place: every rank passes its input as the output; the root's holds the result, the
+  // others' keep their input.
+  void Reduce(HcclDataType t, HcclReduceOp op, uint64_t count, uint32_t root,
+              bool in_place = false) {
     ++salt_;
     Buf in = Fill(rank_, count, t, op), out(in.size()), want(in.size());
     for (uint64_t i = 0; i < count; ++i) Store(want.data(), i, t, Reduced(n_, i, salt_, t, op));
-    HcclResult rc = HcclReduce(in.data(), out.data(), count, t, op, root, comm_, stream_);
+    const Buf input = in;
+    HcclResult rc = HcclReduce(in.data(), in_place ? in.data() : out.data(), count, t, op, root,
+                               comm_, stream_);
     Expect(Name("Reduce enqueue", t, count), rc == HCCL_SUCCESS && Sync());
-    if (rank_ == root) Compare(Name("Reduce", t, count, " ") + OpName(op), out, want, t);
+    const std::string what = Name("Reduce", t, count, in_place ? " in-place " : " ") + OpName(op) +
+                             " root " + std::to_string(root);
+    if (rank_ == root) Compare(what, in_place ? in : out, want, t);
+    if (rank_ != root) Compare(what + " (input kept)", in, input, t);
+  }
+
+  // Around the largest part a 2-rank shm op moves through the link's direct slots (4 KiB a
+  // rank, comm/communicator_direct.cc) and below it, every type, reduce op, root and placement:
+  // the direct path (up to the edge) against the generic one (past it) and the references.
+  void Direct() {
+    constexpr uint64_t kDirectBytes = 4096;
+    for (HcclDataType t : kTypes) {
+      const uint64_t edge = kDirectBytes / Size(t);
+      for (uint64_t count : {uint64_t{1}, uint64_t{3}, edge, edge + 1}) {
+        for (HcclReduceOp op : kOps) {
+          for (bool in_place : {false, true}) {
+            AllReduce(t, op, count, in_place);
+            ReduceScatter(t, op, count, in_place);
+            for (uint32_t root = 0; root < n_; ++root) Reduce(t, op, count, root, in_place);
+          }
+        }
+        AllGather(t, count, false);
+        AllGather(t, count, true);
+        for (uint32_t root = 0; root < n_; ++root) Broadcast(t, count, root);
+      }
+    }
   }
 
   // Rank r's share in the V ops: r + 1 elements, some ranks 0.
@@ -421,6 +456,7 @@ class Checker {
   aclrtStream stream_;
   uint32_t rank_, n_;
   bool big_;
+  bool direct_;
   uint32_t salt_ = 0;
   int checks_ = 0, wrong_ = 0;
 };
@@ -428,7 +464,7 @@ class Checker {
 // --rank-table FILE: the rank joins through HcclCommInitClusterInfo instead of the root info.
 const char* g_rank_table = nullptr;
 
-int RunRank(uint32_t rank, uint32_t n, const HcclRootInfo& root, bool big) {
+int RunRank(uint32_t rank, uint32_t n, const HcclRootInfo& root, bool big, bool direct) {
   if (aclrtSetDevice(static_cast<int32_t>(rank % 8)) != ACL_SUCCESS) return 10;
   aclrtStream stream;
   if (aclrtCreateStream(&stream) != ACL_SUCCESS) return 11;
@@ -442,7 +478,7 @@ int RunRank(uint32_t rank, uint32_t n, const HcclRootInfo& root, bool big) {
   uint32_t got_rank = 99, got_size = 0;
   HcclGetRankId(comm, &got_rank);
   HcclGetRankSize(comm, &got_size);
-  int result = Checker(comm, stream, rank, n, big).Run();
+  int result = Checker(comm, stream, rank, n, big, direct).Run();
   if (got_rank != rank || got_size != n) result = 13;
   HcclResult async = HCCL_E_INTERNAL;
   if (HcclGetCommAsyncError(comm, &async) != HCCL_SUCCESS || async != HCCL_SUCCESS) result = 14;
@@ -456,7 +492,9 @@ int RunRank(uint32_t rank, uint32_t n, const HcclRootInfo& root, bool big) {
 int main(int argc, char** argv) {
   uint32_t threads = 0;
   bool big = false;
+  bool direct = false;  // --direct: the small ops around the direct slots' limit first
   for (int i = 1; i < argc; ++i) {
+    if (strcmp(argv[i], "--direct") == 0) direct = true;
     if (strcmp(argv[i], "--threads") == 0 && i + 1 < argc) threads = static_cast<uint32_t>(atoi(argv[++i]));
     if (strcmp(argv[i], "--big") == 0) big = true;
     if (strcmp(argv[i], "--rank-table") == 0 && i + 1 < argc) g_rank_table = argv[++i];
@@ -467,7 +505,7 @@ int main(int argc, char** argv) {
     std::vector<int> results(threads, 0);
     std::vector<std::thread> pool;
     for (uint32_t r = 0; r < threads; ++r) {
-      pool.emplace_back([&, r] { results[r] = RunRank(r, threads, root, big); });
+      pool.emplace_back([&, r] { results[r] = RunRank(r, threads, root, big, direct); });
     }
     int rc = 0;
     for (uint32_t r = 0; r < threads; ++r) {
@@ -482,5 +520,5 @@ int main(int argc, char** argv) {
     return 2;
   }
   if (g_rank_table == nullptr && VigilLaunchRootInfo(rank, &root) != HCCL_SUCCESS) return 21;
-  return RunRank(rank, n, root, big);
+  return RunRank(rank, n, root, big, direct);
 }

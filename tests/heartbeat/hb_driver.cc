@@ -1,10 +1,10 @@
 // Fault driver for the heartbeat tests, run as every rank of `vigil run -n N -- hb_driver ...`.
 //
 //   hb_driver --out DIR --fault none|kill|killmid|stop|sleep|cut|loop|hold [--victim R] [--peer P]
-//             [--warmup W] [--count C]
+//             [--warmup W] [--count C] [--op allreduce|broadcast|allgather|reducescatter|reduce]
 //
 // Every rank makes a communicator, runs W AllReduces (links up, heartbeat settled), writes
-// DIR/ready-R, then the fault op:
+// DIR/ready-R, then the fault op (--op: AllReduce unless named; C elements a rank, root 0):
 //   kill   the victim SIGKILLs itself instead of entering the AllReduce (F1)
 //   killmid  every rank runs AllReduces as in `loop`; 300 ms in, a thread of the victim
 //          SIGKILLs it wherever its transfers are (with --count large: inside single-copy reads
@@ -101,6 +101,7 @@ int main(int argc, char** argv) {
   int64_t victim = -1, peer = -1;
   int warmup = 3;
   uint64_t count = 64 * 1024;
+  std::string op = "allreduce";
   for (int i = 1; i + 1 < argc; i += 2) {
     const std::string k = argv[i];
     if (k == "--out")
@@ -115,6 +116,8 @@ int main(int argc, char** argv) {
       warmup = std::atoi(argv[i + 1]);
     else if (k == "--count")
       count = std::strtoull(argv[i + 1], nullptr, 10);
+    else if (k == "--op")
+      op = argv[i + 1];
   }
   uint32_t rank = 0, n = 0;
   if (out_dir.empty() || !VigilLaunchRank(&rank, &n)) {
@@ -144,7 +147,20 @@ int main(int argc, char** argv) {
   HcclComm comm;
   if (HcclCommInitRootInfo(n, &root, rank, &comm) != HCCL_SUCCESS) return 13;
 
-  std::vector<float> in(count, 1.0f), outv(count, 0.0f);
+  // Room for the ops whose other buffer holds a block per rank (AllGather, ReduceScatter).
+  std::vector<float> in(count * n, 1.0f), outv(count * n, 0.0f);
+  auto run_op = [&]() -> HcclResult {
+    const HcclDataType f = HCCL_DATA_TYPE_FP32;
+    if (op == "broadcast") return HcclBroadcast(in.data(), count, f, 0, comm, stream);
+    if (op == "allgather") return HcclAllGather(in.data(), outv.data(), count, f, comm, stream);
+    if (op == "reducescatter") {
+      return HcclReduceScatter(in.data(), outv.data(), count, f, HCCL_REDUCE_SUM, comm, stream);
+    }
+    if (op == "reduce") {
+      return HcclReduce(in.data(), outv.data(), count, f, HCCL_REDUCE_SUM, 0, comm, stream);
+    }
+    return HcclAllReduce(in.data(), outv.data(), count, f, HCCL_REDUCE_SUM, comm, stream);
+  };
   for (int i = 0; i < warmup; ++i) {
     if (HcclAllReduce(in.data(), outv.data(), count, HCCL_DATA_TYPE_FP32, HCCL_REDUCE_SUM, comm,
                       stream) != HCCL_SUCCESS ||
@@ -213,8 +229,7 @@ int main(int argc, char** argv) {
   }
   const auto loop_deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
   while (count > 0) {
-    enq = HcclAllReduce(in.data(), outv.data(), count, HCCL_DATA_TYPE_FP32, HCCL_REDUCE_SUM, comm,
-                        stream);
+    enq = run_op();
     sync = aclrtSynchronizeStream(stream);
     ++iterations;
     if (!((fault == "loop" || fault == "killmid") && enq == HCCL_SUCCESS && sync == ACL_SUCCESS &&

@@ -255,20 +255,25 @@ TEST(HeartbeatFault, F1KillMidTransferFourRanks) {
   EXPECT_EQ(o.launcher_stderr.find("(EI0013)"), std::string::npos) << o.launcher_stderr;
 }
 
-// F1 on the direct exchange (communicator_direct.cc): two ranks on shm loop 64-byte AllReduces,
-// which go through the link's direct slots on the caller's thread, and the victim is killed
-// wherever it is; then the victim of a 2-rank job never enters its small op. The survivor
-// fails fast and names it LOST either way.
+// F1 on the direct exchange (communicator_direct.cc): two ranks on shm loop 64-byte
+// collectives, which go through the link's direct slots on the caller's thread, and the victim
+// is killed wherever it is (every op that goes direct, root 0 and the victim rank 1); then the
+// victim of a 2-rank job never enters its small AllReduce. The survivor fails fast and names it
+// LOST either way.
 TEST(HeartbeatFault, F1KillDirectExchangeTwoRanks) {
-  for (const char* fault : {"killmid", "kill"}) {
+  const std::pair<const char*, const char*> runs[] = {
+      {"killmid", "allreduce"}, {"kill", "allreduce"},     {"killmid", "broadcast"},
+      {"killmid", "allgather"}, {"killmid", "reducescatter"}, {"killmid", "reduce"}};
+  for (const auto& [fault, op] : runs) {
+    SCOPED_TRACE(std::string(fault) + " " + op);
     Job job;
     job.n = 2;
     job.fault = fault;
     job.victim = 1;
     job.transport = "shm";
-    job.args = {"--count", "16"};
+    job.args = {"--count", "16", "--op", op};
     job.env = Env({"HCCL_EXEC_TIMEOUT=120"});  // errors must come from the link or heartbeat
-    Outcome o = RunJob(std::string(fault) + "direct2", job);
+    Outcome o = RunJob(std::string(fault) + "direct2-" + op, job);
     DropIfPassed drop{o.dir};
     ExpectAttributed(o, 2, 1, {"LOST"}, false);
     EXPECT_TRUE(NamesCrimer(o.ranks.at(0), o.ranks.at(1).uid, {"LOST"})) << Describe(o);
