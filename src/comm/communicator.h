@@ -352,6 +352,7 @@ class Communicator : public std::enable_shared_from_this<Communicator> {
   SteadyClock::time_point direct_start_;
   SteadyClock::time_point direct_deadline_ = SteadyClock::time_point::max();
   uint64_t direct_check_ = 0;
+  SteadyClock::time_point direct_moved_;  // when a wait last moved this thread off its CPU
 };
 
 }  // namespace vigil::comm

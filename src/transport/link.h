@@ -159,6 +159,8 @@ class Link {
     (void)seq;
     return false;
   }
+  // Tells the peer this thread's CPU now (after it moved), in the slots it already posted.
+  virtual void DirectNoteCpu() {}
   // Blocks until the peer's message `seq` may be there, the link breaks, the peer sends ring
   // bytes, or timeout_ms (bounded; spurious returns are fine).
   virtual void DirectSleep(uint64_t seq, int timeout_ms) {

@@ -535,6 +535,11 @@ bool ShmLink::DirectPeerOnThisCpu(uint64_t seq) const {
   return peer != 0 && peer == static_cast<uint32_t>(sched_getcpu() + 1);
 }
 
+void ShmLink::DirectNoteCpu() {
+  const auto cpu = static_cast<uint32_t>(sched_getcpu() + 1);
+  for (int i = 0; i < 2; ++i) tx_slots_[i].cpu.store(cpu, std::memory_order_relaxed);
+}
+
 uint64_t ShmLink::DirectPeerLatest() const {
   uint64_t latest = 0;
   for (int i = 0; i < 2; ++i) {

@@ -108,6 +108,7 @@ class ShmLink : public LinkBase {
   const void* DirectPeerHead(uint64_t seq) const override;
   uint64_t DirectPeerLatest() const override;
   bool DirectPeerOnThisCpu(uint64_t seq) const override;
+  void DirectNoteCpu() override;
   void DirectSleep(uint64_t seq, int timeout_ms) override;
   bool ring_pending() const override { return ReadableHead() != rx_tail_; }
 
