@@ -7,7 +7,9 @@
 # It installs (apt-get, when missing) libopenmpi-dev openmpi-bin libgloo-dev, builds Vigil's
 # `vigil` (unless VIGIL points at one) and three small harnesses (OpenMPI, Gloo, memcpy), then
 # runs per series (AllReduce latency 8 B-1 KiB, with Vigil's ops back to back as nccl-tests
-# times them and, series allreduce-latz, with a stream synchronize after each; AllReduce,
+# times them and, series allreduce-latz, with a stream synchronize after each; the same
+# blocking latency for Broadcast, AllGather, ReduceScatter and Reduce, series broadcast-latz,
+# allgather-latz, reducescatter-latz, reduce-latz, not in the default list; AllReduce,
 # AllGather, ReduceScatter, Broadcast, AlltoAll 1-64 MiB), back to back so they share the
 # machine's load:
 #   vigil-shm   vigil bench --transport shm           (heartbeat and flight recorder on: defaults)
@@ -99,11 +101,13 @@ for series in $SERIES; do
     # The same with Vigil synchronizing its stream after every op (-z 1), as a blocking
     # MPI_Allreduce returns only when done: the latency a program that waits for each op sees.
     allreduce-latz) op=allreduce; sizes=(-b 8 -e 1K -f 2 -n "$LAT_ITERS" -w "$LAT_WARMUP") ;;
+    broadcast-latz|allgather-latz|reducescatter-latz|reduce-latz)
+      op=${series%-latz}; sizes=(-b 8 -e 1K -f 2 -n "$LAT_ITERS" -w "$LAT_WARMUP") ;;
     allreduce|allgather|reducescatter|broadcast|alltoall)
       op=$series; sizes=(-b 1M -e "$MAX_BYTES" -f 2 -n "$BW_ITERS" -w "$BW_WARMUP") ;;
     *) log "unknown series $series"; continue ;;
   esac
-  vz=(); [ "$series" = allreduce-latz ] && vz=(-z 1)
+  vz=(); [[ "$series" == *-latz ]] && vz=(-z 1)
   for rep in $(seq 1 "$REPEAT"); do
     log "== $series (round $rep of $REPEAT)"
     r=".r$rep"
@@ -114,7 +118,7 @@ for series in $SERIES; do
     want ompi-tcp && run "${series}__ompi-tcp$r" -- "${MPIRUN[@]}" --mca pml ob1 \
         --mca btl tcp,self "$BIN/mpi_bench" "$op" "${sizes[@]}" --label ompi-tcp
     want gloo || continue
-    [ "$series" = allreduce-latz ] && continue  # Gloo's calls are the same as in allreduce-lat
+    [[ "$series" == *-latz ]] && continue  # Gloo: its calls are those of allreduce-lat
     case "$op" in
       allreduce)
         gloo_run "${series}__gloo-ring$r" "$op" --algo ring "${sizes[@]}"

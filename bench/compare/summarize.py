@@ -1,8 +1,9 @@
 #!/usr/bin/env python3
 """Side-by-side table of compare.sh's results (one JSON file per run in RESULTS_DIR).
 
-File names: <series>__<config>[.rN].json (N: the round; each size keeps its best round), series in {allreduce-lat, allreduce-latz, allreduce, allgather,
-reducescatter, broadcast, alltoall}, config in {vigil-shm, ompi-shm, vigil-tcp, ompi-tcp,
+File names: <series>__<config>[.rN].json (N: the round; each size keeps its best round), series in
+{allreduce-lat, allreduce-latz, broadcast-latz, allgather-latz, reducescatter-latz, reduce-latz,
+allreduce, allgather, reducescatter, broadcast, alltoall}, config in {vigil-shm, ompi-shm, vigil-tcp, ompi-tcp,
 gloo, gloo-ring, gloo-bcube}. Prints Markdown: latency (us) and busbw (GB/s) with the ratios
 Vigil/peer, the memcpy ceiling, and each performance target as PASS/MISS (min ratio over sizes).
 Also writes RESULTS_DIR/charts.json: busbw against size per series and config, for plot.py.
@@ -19,6 +20,10 @@ from bench_tables import fmt, human, load, print_targets  # noqa: E402
 SERIES = [
     ("allreduce-lat", "AllReduce fp32 sum, latency"),
     ("allreduce-latz", "AllReduce fp32 sum, latency, Vigil synchronizing after every op (-z 1)"),
+    ("broadcast-latz", "Broadcast fp32, latency, Vigil synchronizing after every op (-z 1)"),
+    ("allgather-latz", "AllGather fp32, latency, Vigil synchronizing after every op (-z 1)"),
+    ("reducescatter-latz", "ReduceScatter fp32 sum, latency, Vigil synchronizing after every op (-z 1)"),
+    ("reduce-latz", "Reduce fp32 sum, latency, Vigil synchronizing after every op (-z 1)"),
     ("allreduce", "AllReduce fp32 sum"),
     ("allgather", "AllGather fp32"),
     ("reducescatter", "ReduceScatter fp32 sum"),
@@ -77,7 +82,7 @@ def main():
         sizes = sorted({s for rows in cfgs.values() for s in rows})
         get = lambda cfg, s, i: (cfgs.get(cfg, {}).get(s) or (None, None))[i]
         gloo_cfgs = [c for c in ("gloo-ring", "gloo-bcube", "gloo") if c in cfgs]
-        if series in ("allreduce-lat", "allreduce-latz"):
+        if series.endswith(("-lat", "-latz")):
             target = ", target ≤ 1.2 vs OpenMPI shm" if series == "allreduce-lat" else ""
             print(f"## {title}: time per call (µs, lower is better; ratio = Vigil/peer{target})\n")
             hdr = ["size", "vigil shm", "ompi shm", "ratio", "vigil tcp", "ompi tcp", "ratio"] + gloo_cfgs
@@ -124,7 +129,7 @@ def main():
     charts = []
     for series, title in SERIES:
         cfgs = data.get(series)
-        if not cfgs or series in ("allreduce-lat", "allreduce-latz"):
+        if not cfgs or series.endswith(("-lat", "-latz")):
             continue
         charts.append({"name": series, "title": title, "series": [
             {"label": cfg, "points": [[s, cell[1]] for s, cell in sorted(rows.items())]}
