@@ -27,7 +27,8 @@
 // op fails or --loop-ms passes. Every rank prints to stdout, one line each:
 //   READY rank=R pid=P                 init done (the runner's clock for op-time faults starts
 //                                      when every rank wrote DIR/ready-R)
-//   INJECT rank=R kind=K detail=..     a fault this rank did to itself, when it did it
+//   INJECT rank=R kind=K detail=.. t=MS  a fault this rank did to itself, when it did it (MS:
+//                                      ms since the epoch)
 //   CORRUPT rank=R index=I op=.. elem=J got=X want=Y   a successful op's wrong result
 //   FAIL rank=R index=I op=.. stage=init|enqueue|sync rc=C async=A
 //   DONE rank=R pid=P ops=N ok=0|1
@@ -80,8 +81,17 @@ struct Options {
 
 uint32_t g_rank = 0, g_size = 1;
 
+// An INJECT line carries the moment of its fault, t=MS since the epoch: the runner's clock for
+// its own SIGKILL/SIGSTOP is the same one, so it judges which fault came first by what happened,
+// not by what was planned.
 void Line(const std::string& s) {
-  std::printf("%s\n", s.c_str());
+  if (s.rfind("INJECT ", 0) == 0) {
+    const auto now = std::chrono::duration_cast<std::chrono::milliseconds>(
+        std::chrono::system_clock::now().time_since_epoch()).count();
+    std::printf("%s t=%lld\n", s.c_str(), static_cast<long long>(now));
+  } else {
+    std::printf("%s\n", s.c_str());
+  }
   std::fflush(stdout);
 }
 

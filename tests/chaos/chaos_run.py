@@ -86,13 +86,19 @@ def make_fault(kind, rng, n, spec, other):
     return fault
 
 
+def ms_of(x, spec):
+    return env_seconds(x, spec["env"]) if isinstance(x, str) else float(x)
+
+
 def effect_window(fault, spec):
+    """[first, last] ms in which the fault takes effect and its peers can see it, from its
+    `moment` (when it really was injected, set by judge()) or else its planned `at_ms`."""
     f = spec["faults"][fault["kind"]]
-    lo, hi = (env_seconds(x, spec["env"]) if isinstance(x, str) else float(x)
-              for x in f["effect_ms"])
+    lo, hi = (ms_of(x, spec) for x in f["effect_ms"])
     if f["when"] == "init":
         return (-1.0, -1.0)
-    return (fault["at_ms"] + lo, fault["at_ms"] + hi)
+    at = fault.get("moment", fault["at_ms"])
+    return (at + lo, at + hi)
 
 
 def expected_faults(p, spec):
@@ -107,6 +113,53 @@ def expected_faults(p, spec):
     if b[1] < a[0]:
         return [fs[1]]
     return list(fs)
+
+
+def set_moments(p):
+    """Each fault's `moment`: when it really happened (`t_ms`: the runner's SIGKILL or SIGSTOP,
+    the job's INJECT line; one clock, ms since the epoch) when every injected fault has one, else
+    the planned `at_ms`. A niced runner on a loaded machine can send its signal half a second
+    late, and its clock and the job's start apart: the plan alone can put two faults in the
+    wrong order."""
+    done = [f for f in p["faults"] if f.get("done", 0) >= 0]
+    real = bool(done) and all("t_ms" in f for f in done)
+    for f in p["faults"]:
+        f["moment"] = f["t_ms"] if real and "t_ms" in f else f["at_ms"]
+
+
+def unseen(fault, p, spec):
+    """Whether any process can have seen the fault. Its witnesses are the ranks other than its
+    victim (and the victim, when its own report is checked: both ends of a cut see it). When
+    every witness was killed or stopped by the fault's `seen_ms` (the earliest a peer can see
+    it: a stopped rank is LOST only after the heartbeat's timeout), no log can hold it:
+    "never". When every witness was gone before its effect window closed: "maybe". Else None."""
+    fs = spec["faults"][fault["kind"]]
+    if fs["when"] != "op":
+        return None
+    gone = {g["victim"]: g["moment"] for g in p["faults"]
+            if g is not fault and g["kind"] in ("kill", "stop") and g.get("done", -1) >= 0}
+    witnesses = [r for r in range(p["n"])
+                 if r != fault["victim"] or fs["expect"]["victim"] is not None]
+    if not witnesses or any(r not in gone for r in witnesses):
+        return None
+    last = max(gone[r] for r in witnesses)
+    if last <= fault["moment"] + ms_of(fs.get("seen_ms", 0), spec):
+        return "never"
+    if last <= effect_window(fault, spec)[1]:
+        return "maybe"
+    return None
+
+
+def expect_of(fault, p, spec):
+    """What each observer must report for this fault: faults.json's `expect`, where a fault no
+    process can have seen (unseen()) is answered by no fault at all (class `none`), and one that
+    may have been seen by either."""
+    ex = dict(spec["faults"][fault["kind"]]["expect"])
+    how = unseen(fault, p, spec)
+    if how is not None:
+        for observer in ("others", "diagnose"):
+            ex[observer] = ["none"] if how == "never" else ex[observer] + ["none"]
+    return ex
 
 
 # ---- running one -----------------------------------------------------------------------------
@@ -241,7 +294,12 @@ def run_one(p, spec, args):
                     pid = pids[f["victim"]]
                     if alive(pid):
                         os.kill(pid, signal.SIGKILL if f["kind"] == "kill" else signal.SIGSTOP)
+                        f["t_ms"] = round(time.time() * 1000)
                         f["done"] = round((now - t_ready) * 1000)
+                        # Sent late (a starved runner): its window and bound start now.
+                        lo, hi = effect_window(f, spec)
+                        deadline = max(deadline, now + (hi - f["at_ms"]) / 1000.0
+                                       + spec["faults"][f["kind"]]["bound_s"])
                         injected.append(f)
                         if f["kind"] == "stop":
                             stopped.append(pid)
@@ -397,6 +455,13 @@ def judge(p, spec, d, run):
             injs = [i for i in ranks.get(f["victim"], {}).get("INJECT", [])
                     if i.get("kind") == kinds[f["kind"]] and i.get("detail") != "none"]
             f["done"] = 0 if injs else -1
+            if injs and injs[0].get("t", "").isdigit():
+                f["t_ms"] = int(injs[0]["t"])
+        elif f["kind"] == "kill" and f["at_ms"] < 0:  # a scenario's rank that kills itself
+            for i in ranks.get(f["victim"], {}).get("INJECT", []):
+                if i.get("kind") == "kill" and i.get("t", "").isdigit():
+                    f["t_ms"] = int(i["t"])
+    set_moments(p)
     expected = expected_faults(p, spec)
     if len(expected) == 2 and any(f.get("done") == -1 for f in expected):
         expected = [f for f in expected if f.get("done") != -1] or expected
@@ -405,8 +470,9 @@ def judge(p, spec, d, run):
     primary = expected[0]
     res = {"seed": p["seed"], "params": p, "run": run, "expected": [
         {"kind": f["kind"], "victim": f["victim"], "peer": f.get("peer_actual", f.get("peer")),
-         "others": spec["faults"][f["kind"]]["expect"]["others"],
-         "diagnose": spec["faults"][f["kind"]]["expect"]["diagnose"]} for f in expected],
+         "others": expect_of(f, p, spec)["others"],
+         "diagnose": expect_of(f, p, spec)["diagnose"], "unseen": unseen(f, p, spec)}
+        for f in expected],
         "ranks": {}, "problems": []}
     gone = {f["victim"] for f in p["faults"] if f["kind"] in ("kill", "stop") and f.get("done", -1) >= 0}
     corrupt = []
@@ -429,7 +495,7 @@ def judge(p, spec, d, run):
         # > misclassified).
         verdicts = []
         for f in expected:
-            ex = spec["faults"][f["kind"]]["expect"]
+            ex = expect_of(f, p, spec)
             observer = "victim" if r == f["victim"] else "others"
             want = ex[observer]
             if want is None:
@@ -448,7 +514,7 @@ def judge(p, spec, d, run):
         if verdict in ("misclassified", "wrong_rank"):
             res["problems"].append("rank %d: %s: reported %s %s, expected %s" % (
                 r, verdict, rep["class"], rep["ranks"],
-                " or ".join("%s of %s" % ("/".join(spec["faults"][f["kind"]]["expect"][
+                " or ".join("%s of %s" % ("/".join(expect_of(f, p, spec)[
                     "victim" if r == f["victim"] else "others"] or ["-"]), f["victim"])
                     for f in expected)))
         if rep["undetected"]:
@@ -456,8 +522,11 @@ def judge(p, spec, d, run):
     dg = diagnose(args_global, logs, spec)
     dverdict = "misclassified"
     for f in expected:
-        ex = spec["faults"][f["kind"]]["expect"]
+        ex = expect_of(f, p, spec)
         if dg["class"] in ex["diagnose"]:
+            if dg["class"] == "none":  # a fault no process can have seen names no rank
+                dverdict = "ok"
+                break
             # A fault before the communicator exists (a root info on a taken port) has no rank
             # to name: the process is named instead.
             victim_pid = ranks.get(f["victim"], {}).get("pid")
@@ -473,7 +542,7 @@ def judge(p, spec, d, run):
     if dverdict != "ok":
         res["problems"].append("diagnose: %s: %s (%s) %s, expected %s of %s" % (
             dverdict, dg["class"], dg.get("fault"), dg["ranks"],
-            "/".join(spec["faults"][primary["kind"]]["expect"]["diagnose"]), primary["victim"]))
+            "/".join(expect_of(primary, p, spec)["diagnose"]), primary["victim"]))
     for rule in p.get("forbid", []):  # scenarios: screen lines that must not appear
         m = re.search(rule["re"], screen)
         if m:
@@ -492,6 +561,8 @@ def describe(p):
                                            "-%d" % f["peer"] if "peer" in f else "", f["at_ms"],
                                            " root %d" % f["root"] if "root" in f else "")
                     for f in p["faults"])
+    if len(p["faults"]) == 2 and all("t_ms" in f for f in p["faults"]):
+        fs += " (done %+d ms apart)" % (p["faults"][1]["t_ms"] - p["faults"][0]["t_ms"])
     return "n=%d %s ops=%s %s" % (p["n"], p["transport"], p["ops"], fs)
 
 
