@@ -297,7 +297,7 @@ def run_one(p, spec, args):
                         f["t_ms"] = round(time.time() * 1000)
                         f["done"] = round((now - t_ready) * 1000)
                         # Sent late (a starved runner): its window and bound start now.
-                        lo, hi = effect_window(f, spec)
+                        hi = effect_window(f, spec)[1]
                         deadline = max(deadline, now + (hi - f["at_ms"]) / 1000.0
                                        + spec["faults"][f["kind"]]["bound_s"])
                         injected.append(f)
