@@ -47,14 +47,14 @@ enum class EventKind : uint8_t {
   kKb,                // a knowledge-base entry recognised by its pattern in any line (an
                       // un-coded message: watchdog timeout, "ra rdma init failed", ...): kb, and
                       // the fields its pattern names; coded lines are kScreenError with kb set
-  kRankInfo,          // a rank's identity (rank_lines.h): group, rank, rank_size, device,
+  kRankInfo,          // a rank's identity (plog_forms.h): group, rank, rank_size, device,
                       // local_device (physical id), local_ip (device IP), local_server; name
                       // "root" (the comm's root rank) / "vnic" (ip: its vNIC address)
-  kWaitPeer,          // whom a rank waits for at link setup (rank_lines.h): detail "socket" /
+  kWaitPeer,          // whom a rank waits for at link setup (plog_forms.h): detail "socket" /
                       // "p2p" / "aicpu" / "aicpu_op"
   kRootInfoFail,      // a non-root rank failed to receive the root-info exchange: detail
   kConnectedRanks,    // the root's list of ranks that did connect: ranks
-  kOpRetry,           // an op retry's step (rank_lines.h): detail "begin" / "recovered" /
+  kOpRetry,           // an op retry's step (plog_forms.h): detail "begin" / "recovered" /
                       // "failed", group, tag, index, rank, src_rank and dst_rank (the broken
                       // link's ends), status (attempts), value (seconds lost), aux_time
   kShrink,            // Vigil's "[Shrink]communicator[OLD] rankSize[N] shrunk to communicator[NEW]
@@ -91,6 +91,7 @@ struct Event {
   std::string local, crimer, informer, status, remote;
   std::string ip;
   std::string detail;
+  std::string link;            // the link type a coded screen error names (HCCS, PCIE, ROCE)
   std::string reduce, dtype;
   std::string local_server, local_device, local_ip, remote_server, remote_device, remote_ip;
   std::vector<int64_t> ranks;

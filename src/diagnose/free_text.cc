@@ -5,6 +5,7 @@
 #include "common/knowledge_base.h"
 #include "diagnose/kb_matcher.h"
 #include "diagnose/line_parser.h"
+#include "diagnose/plog_forms.h"
 #include "diagnose/python_exception.h"
 #include "diagnose/record.h"
 #include "diagnose/text_util.h"
@@ -155,7 +156,7 @@ bool FreeTextReader::Read(std::string_view line, const Loc& loc, std::vector<Eve
     ev.pid = cl.pid;
     ev.time = cl.time;
     ev.layout = std::string(cl.layout);
-    ParseScreenFields(cl.msg, &ev);  // EI0002/EI0012: detail becomes the link type
+    ParseScreenFields(cl.msg, &ev);
     if (ev.detail.empty()) ev.detail = Printable(Trim(cl.msg), 1200);
     if (const kb::Entry* e = base.Find(ev.code)) {
       ev.kb = e->id;

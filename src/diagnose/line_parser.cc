@@ -4,7 +4,7 @@
 #include <cstring>
 
 #include "diagnose/needle_set.h"
-#include "diagnose/rank_lines.h"
+#include "diagnose/plog_forms.h"
 
 #if defined(__SSE2__)
 #include <emmintrin.h>
@@ -81,66 +81,28 @@ int64_t I(std::optional<std::string_view> v) {
   auto x = ToInt(*v);
   return x ? *x : -1;
 }
-uint64_t H(std::optional<std::string_view> v) {
-  if (!v) return 0;
-  auto x = ToHex(*v);
-  return x ? *x : 0;
+
+
+// What an INFO/DEBUG record must contain to be of interest: op Entry lines, env echoes, the
+// heartbeat's crimer lines, Key Info, and the needles of the "plog_lines" forms of any level
+// (identity lines, Vigil's op retries and shrinks).
+const NeedleSet& InfoNeedles() {
+  static const NeedleSet set = [] {
+    std::vector<std::string> n = {"Entry-Hccl", "HCCL_", "crimer", "Key Info"};
+    for (std::string& f : FormNeedles("plog_lines")) n.push_back(std::move(f));
+    return NeedleSet(std::move(n));
+  }();
+  return set;
 }
-
-
-// What an INFO/DEBUG record must contain to be of interest (op Entry lines, env echoes, the
-// heartbeat's crimer lines, key info, the identity lines of rank_lines.h, Vigil's op retries and
-// shrinks).
-const NeedleSet<12> kInfoNeedles({"Entry-Hccl", "HCCL_", "crimer", "Key Info", "SetupAgent", "hcclCommInitInfo",
-                                  "hcom init by file", "HcclGetRootInfo", "HcclCommInitRootInfo", "Listen on ip",
-                                  "[OpRetry]communicator[", "[Shrink]"});
-// A WARNING record reaches the full dispatch below only with one of these: each branch of
-// ParseRecordContent that a non-error record can take requires at least one of them.
-const NeedleSet<23> kWarningNeedles({"Entry-Hccl", "(E", "HCCL_", "Heartbeat", "crimer",
-                                     "Cluster Exception", "Task run", "kernel_name=aiv", "dma error",
-                                     "DMA error", "cqe status", "CQE status", "socket establish",
-                                     "get socket", "connect", "missing ranks", "listen", "bind", "Bind",
-                                     "check fail", "ransport", "opinfo inconsistent", "Key Info"});
-
-// "server 127.0.0.1, device ID 0, device IP 127.10.0.1." pieces of the EI0013 screen text.
-std::string Token(std::string_view s, std::string_view key) {
-  size_t k = s.find(key);
-  if (k == std::string_view::npos) return {};
-  size_t p = k + key.size();
-  while (p < s.size() && s[p] == ' ') ++p;
-  size_t e = p;
-  while (e < s.size() && s[e] != ',' && s[e] != ' ' && s[e] != ']') ++e;
-  std::string_view t = s.substr(p, e - p);
-  while (!t.empty() && t.back() == '.') t.remove_suffix(1);  // the sentence's full stop
-  return std::string(t);
-}
-
-// The value after `key` up to ", " or the end, in "key value, key2 value2." sentences (the
-// message's final full stop dropped). `key` must start the text or follow ", " / ": ".
-std::string CommaValue(std::string_view s, std::string_view key) {
-  size_t from = 0;
-  while (true) {
-    size_t k = s.find(key, from);
-    if (k == std::string_view::npos) return {};
-    if (k == 0 || (k >= 2 && (s.substr(k - 2, 2) == ", " || s.substr(k - 2, 2) == ": "))) {
-      std::string_view v = s.substr(k + key.size());
-      size_t e = v.find(", ");
-      if (e != std::string_view::npos) v = v.substr(0, e);
-      v = Trim(v);
-      if (e == std::string_view::npos && !v.empty() && v.back() == '.') v.remove_suffix(1);
-      return std::string(v.substr(0, 256));
-    }
-    from = k + 1;
-  }
-}
-
-// Text between `open` (e.g. "localInfo{") and the next '}'.
-std::string_view Braced(std::string_view s, std::string_view open) {
-  size_t k = s.find(open);
-  if (k == std::string_view::npos) return {};
-  size_t p = k + open.size();
-  size_t e = s.find('}', p);
-  return e == std::string_view::npos ? s.substr(p) : s.substr(p, e - p);
+// A WARNING record reaches the full dispatch below only with one of these: op Entry lines,
+// screen codes, env echoes and the needles of the "fault_lines" forms of any level.
+const NeedleSet& WarningNeedles() {
+  static const NeedleSet set = [] {
+    std::vector<std::string> n = {"Entry-Hccl", "(E", "HCCL_"};
+    for (std::string& f : FormNeedles("fault_lines")) n.push_back(std::move(f));
+    return NeedleSet(std::move(n));
+  }();
+  return set;
 }
 
 // A number after `key` in "key[3]", "key: 3", "key 3" or "key:3" forms.
@@ -177,78 +139,6 @@ bool FindErrorCodeTag(std::string_view s, std::string* code, std::string* title,
   }
 }
 
-void FillStage(std::string_view c, Event* ev) {
-  size_t k = c.find("[TaskExecStage][");
-  if (k == std::string_view::npos) return;
-  size_t p = k + 16;
-  size_t e = c.find(']', p);
-  if (e == std::string_view::npos) return;
-  ev->stage = std::string(c.substr(p, e - p));
-  if (e + 1 < c.size() && c[e + 1] == '[') {
-    size_t e2 = c.find(']', e + 2);
-    if (e2 != std::string_view::npos) ev->engine = std::string(c.substr(e + 2, e2 - e - 2));
-  }
-}
-
-}  // namespace
-
-void ParseScreenFields(std::string_view msg, Event* ev) {
-  if (ev->code == "EI0013") {
-    size_t l = msg.find("Local information:");
-    size_t r = msg.find("Peer information:");
-    std::string_view local = l == std::string_view::npos ? std::string_view() : msg.substr(l, r == std::string_view::npos ? std::string_view::npos : r - l);
-    std::string_view peer = r == std::string_view::npos ? std::string_view() : msg.substr(r);
-    ev->local_server = Token(local, "server");
-    ev->local_device = Token(local, "device ID");
-    ev->local_ip = Token(local, "device IP");
-    ev->remote_server = Token(peer, "server");
-    ev->remote_device = Token(peer, "device ID");
-    ev->remote_ip = Token(peer, "device IP");
-  } else if (ev->code == "EI0012" || ev->code == "EI0002") {
-    ev->remote_rank = I(Field(msg, "Remote rank:"));
-    if (ev->remote_rank < 0) ev->remote_rank = I(Field(msg, "remote rank"));
-    ev->stream = I(Field(msg, "streamID:"));
-    ev->task = I(Field(msg, "taskID"));
-    ev->tag = S(Field(msg, "tag"));
-    ev->src = H(Field(msg, "src:"));
-    ev->dst = H(Field(msg, "dst:"));
-    ev->size = H(Field(msg, "size:"));
-    ev->detail = S(Field(msg, "link type:"));
-    ev->group = S(Field(msg, "group:"));
-    ev->rank_size = I(Field(msg, "rankSize"));
-    ev->rank = I(Field(msg, "rankId"));
-  } else if (ev->code == "EI0019" || ev->code == "EI0020") {
-    ev->ip = S(Field(msg, "IP:"));
-    ev->port = I(Field(msg, "port:"));
-    if (ev->port < 0) ev->port = LooseInt(msg, "port");
-  } else if (ev->code == "EI0005") {
-    // CANN's form: "..., ccl_op AllReduce, group G, parameter opType, local end A, remote end B."
-    // (the catalogue text); bracketed "parameter[..] local[..] remote[..]" forms are read too.
-    ev->tag = CommaValue(msg, "ccl_op ");
-    if (ev->tag.empty()) ev->tag = S(Field(msg, "tag"));
-    ev->group = CommaValue(msg, "group ");
-    ev->name = CommaValue(msg, "parameter ");
-    if (ev->name.empty()) ev->name = S(Field(msg, "parameter"));
-    ev->local = CommaValue(msg, "local end ");
-    if (ev->local.empty()) ev->local = S(Field(msg, "local"));
-    ev->remote = CommaValue(msg, "remote end ");
-    if (ev->remote.empty()) ev->remote = S(Field(msg, "remote"));
-  } else if (ev->code == "EI0006") {
-    // "Getting socket times out. Reason: ..." with the detector's result; rank lists vary.
-    if (auto f = Field(msg, "agent")) ev->ranks = AllInts(*f);
-  } else if (ev->code == "EI0015") {
-    // "... List of unconnected ranks: \"[16,17,...,]\"": the ranks the root never heard from.
-    size_t k = msg.find("unconnected ranks");
-    size_t b = k == std::string_view::npos ? k : msg.find('[', k);
-    size_t e = b == std::string_view::npos ? b : msg.find(']', b);
-    if (e != std::string_view::npos) ev->ranks = AllInts(msg.substr(b + 1, e - b - 1));
-  } else if (ev->code == "EI9001") {
-    ev->value = S(Field(msg, "HCCL_BUFFSIZE"));
-    ev->group = S(Field(msg, "communicator"));
-  }
-}
-
-namespace {
 
 // Bytes that ForEachField counts as part of a key.
 struct KeyChars {
@@ -371,7 +261,7 @@ Parsed ParseRecordContent(const Record& r, const Loc& loc, Event* ev, OpEntry* o
   // HCCL's op Entry lines carry "Entry-Hccl" right at the start of the content.
   size_t entry = c.starts_with("Entry-Hccl") ? 0 : std::string_view::npos;
   if (entry == std::string_view::npos) {
-    if (!is_error && (r.level == Level::kWarning ? !kWarningNeedles.AnyIn(c) : !kInfoNeedles.AnyIn(c)))
+    if (!is_error && (r.level == Level::kWarning ? !WarningNeedles().AnyIn(c) : !InfoNeedles().AnyIn(c)))
       return Parsed::kNone;
     entry = c.find("Entry-Hccl");
   }
@@ -475,295 +365,8 @@ Parsed ParseRecordContent(const Record& r, const Loc& loc, Event* ev, OpEntry* o
     return Parsed::kEvent;
   }
 
-  // --- heartbeat family ---
-  if (c.find("HeartbeatAbnormal") != std::string_view::npos || c.find("crimer rank") != std::string_view::npos ||
-      c.find("Cluster Exception Location") != std::string_view::npos) {
-    if (Contains(c, "Cluster Exception Location")) {
-      ev->kind = EventKind::kClusterException;
-      auto loc_f = Field(c, "Location[IP/ID]:");
-      if (!loc_f) loc_f = Field(c, "Location:");
-      if (!loc_f) loc_f = Field(c, "Location");
-      ev->crimer = S(loc_f);
-      ev->aux_time = ParseAnyTime(Field(c, "Arrival Time:").value_or(std::string_view()));
-      ev->informer = S(Field(c, "Discoverer:"));
-      ev->status = S(Field(c, "ExceptionType:"));
-      size_t pr = c.find("Possible Reason:");
-      if (pr != std::string_view::npos) ev->detail = Printable(Trim(c.substr(pr + 16)), 300);
-      return Parsed::kEvent;
-    }
-    if (Contains(c, "CQE ERROR]")) {
-      ev->kind = EventKind::kCqeDetail;
-      ev->status = S(Field(c, "status"));
-      ev->aux_time = ParseAnyTime(Field(c, "time:").value_or(std::string_view()));
-      std::string_view l = Braced(c, "localInfo{");
-      std::string_view rm = Braced(c, "remoteIP{");
-      if (rm.empty()) rm = Braced(c, "remoteInfo{");
-      ev->local_server = S(Field(l, "server"));
-      ev->local_device = S(Field(l, "deviceId"));
-      ev->local_ip = S(Field(l, "deviceIp"));
-      ev->remote_server = S(Field(rm, "server"));
-      ev->remote_device = S(Field(rm, "deviceId"));
-      ev->remote_ip = S(Field(rm, "deviceIp"));
-      return Parsed::kEvent;
-    }
-    if (Contains(c, "crimer rank")) {
-      ev->kind = EventKind::kHeartbeat;
-      ev->local = S(Field(c, "local rank"));
-      ev->crimer = S(Field(c, "crimer rank"));
-      ev->status = S(Field(c, "status"));
-      ev->informer = S(Field(c, "informer rank"));
-      return Parsed::kEvent;
-    }
-  }
-
-  // --- task exception ---
-  size_t trf = c.find("Task run failed");
-  if (trf != std::string_view::npos) {
-    FillStage(c, ev);
-    std::string_view rest = c.substr(trf);
-    if (Contains(rest, "base information")) {
-      ev->kind = EventKind::kTaskBase;
-      ev->stream = I(Field(rest, "streamID:"));
-      ev->task = I(Field(rest, "taskID"));
-      ev->tag = S(Field(rest, "tag"));
-      ev->index = I(Field(rest, "index"));
-      ev->name = S(Field(rest, "taskType"));
-      ev->detail = S(Field(rest, "AlgType(level 0-1-2):"));
-    } else if (Contains(rest, "groupRank information")) {
-      ev->kind = EventKind::kTaskGroupRank;
-      ev->group = S(Field(rest, "group:"));
-      ev->detail = S(Field(rest, "user define information"));
-      ev->rank_size = I(Field(rest, "rankSize"));
-      ev->rank = I(Field(rest, "rankId"));
-      ev->peer_rank = I(Field(rest, "peerRankId"));
-      ev->tag = S(Field(rest, "tag"));
-    } else if (Contains(rest, "opData information")) {
-      ev->kind = EventKind::kTaskOpData;
-      ev->aux_time = ParsePlogStamp(Field(rest, "timeStamp:").value_or(std::string_view()));
-      ev->device = I(Field(rest, "deviceId"));
-      ev->index = I(Field(rest, "index"));
-      ev->count = I(Field(rest, "count"));
-      ev->reduce = S(Field(rest, "reduceType"));
-      ev->src = H(Field(rest, "src"));
-      ev->dst = H(Field(rest, "dst"));
-      ev->dtype = S(Field(rest, "dataType"));
-    } else if (Contains(rest, "para information")) {
-      ev->kind = EventKind::kTaskPara;
-      ev->src = H(Field(rest, "src"));
-      ev->dst = H(Field(rest, "dst"));
-      ev->size = H(Field(rest, "size"));
-      ev->remote_rank = I(Field(rest, "remote rank"));
-      if (ev->remote_rank < 0) ev->remote_rank = I(Field(rest, "remoteRank"));
-      if (ev->remote_rank < 0) ev->remote_rank = I(Field(rest, "remote rank:"));
-      if (S(Field(rest, "remote rank:")) == "local") ev->remote = "local";  // its own other stream
-      ev->detail = S(Field(rest, "link type"));
-      ev->tag = S(Field(rest, "tag"));
-    } else {
-      ev->kind = EventKind::kError;
-    }
-    return Parsed::kEvent;
-  }
-
-  // --- runtime / driver lines ---
-  if (r.module == "RUNTIME") {
-    if (Contains(c, "kernel_name=aiv")) {
-      ev->kind = EventKind::kAivKernel;
-      ev->device = I(KeyValue(c, "device_id"));
-      ev->stream = I(KeyValue(c, "stream_id"));
-      ev->task = I(KeyValue(c, "task_id"));
-      ev->name = S(KeyValue(c, "kernel_name"));
-      size_t ext = c.find("kernel info ext=");
-      if (ext != std::string_view::npos) {
-        std::string_view x = c.substr(ext + 16);
-        ev->detail = std::string(x.substr(0, x.find(',')));
-      }
-      return Parsed::kEvent;
-    }
-    if (Contains(c, "sdma error") || Contains(c, "SDMA error") || Contains(c, "Sdma error")) {
-      ev->kind = EventKind::kSdmaRuntime;
-      ev->device = I(KeyValue(c, "dev_id"));
-      ev->stream = I(KeyValue(c, "stream_id"));
-      ev->task = I(KeyValue(c, "task_id"));
-      ev->detail = S(Field(c, "err_type=4"));
-      if (ev->detail.empty()) ev->detail = "sdma error";
-      return Parsed::kEvent;
-    }
-  }
-  if (Contains(c, "error cqe status") || Contains(c, "CQE status[")) {
-    ev->kind = EventKind::kRoceCqe;
-    auto st = Field(c, "CQE status");
-    if (st) {
-      ev->status = std::string(*st);
-    } else {
-      size_t k = c.find("error cqe status");
-      std::string_view x = c.substr(k + 16);
-      while (!x.empty() && (x.front() == ':' || x.front() == ' ')) x.remove_prefix(1);
-      ev->status = std::string(x.substr(0, x.find_first_of(" ,")));
-    }
-    return Parsed::kEvent;
-  }
-
-  // --- link establishment ---
-  if (Contains(c, "socket establish timeout") || Contains(c, "wait socket establish")) {
-    ev->kind = EventKind::kLinkTimeout;
-    ev->detail = S(Field(c, "role"));
-    ev->rank = I(Field(c, "rank"));
-    ev->value = S(Field(c, "timeout"));
-    return Parsed::kEvent;
-  }
-  if (Contains(c, "get socket timeout")) {
-    ev->kind = EventKind::kTopoTimeout;
-    ev->detail = Contains(c, "server") ? "server" : "agent";
-    ev->connected = LooseInt(c, "total connected num");
-    ev->need = LooseInt(c, "need connect rankNum");
-    return Parsed::kEvent;
-  }
-  if (Contains(c, "Failed to connect agent") || Contains(c, "connected num") ||
-      Contains(c, "missing ranks") || Contains(c, "not connected rank")) {
-    ev->kind = EventKind::kMissingRanks;
-    if (auto f = Field(c, "agent")) ev->ranks = AllInts(*f);
-    else if (auto g = Field(c, "ranks")) ev->ranks = AllInts(*g);
-    ev->connected = LooseInt(c, "total connected num");
-    ev->need = LooseInt(c, "need connect rankNum");
-    return Parsed::kEvent;
-  }
-  if ((Contains(c, "listen") || Contains(c, "bind") || Contains(c, "Bind")) &&
-      (Contains(c, "fail") || Contains(c, "Fail")) && (Contains(c, "port") || Contains(c, "ip["))) {
-    ev->kind = EventKind::kBindFail;
-    ev->ip = S(Field(c, "ip"));
-    ev->port = I(Field(c, "port"));
-    if (ev->port < 0) ev->port = LooseInt(c, "port");
-    return Parsed::kEvent;
-  }
-  // Vigil's consistency check lines (HCCL prints "CMD information X check fail" instead):
-  //   "[ParameterConflict]rank[1] of communicator [G]: comm-wide parameter buffsize is
-  //    inconsistent: buffsize local[2] remote[1] (remote rank[0] ...), identifier[G]"
-  //   "op inconsistent in communicator[G] index[2]: local rank[1] AllGather count[256]
-  //    dataType[float32] ...; remote rank[0] AllReduce count[256] dataType[float32]"
-  //   "communicator[G] used from two streams at once: op tag[T] index[2] on streamId[3] while
-  //    tag[T2] runs on streamId[2]"
-  if (Contains(c, "[ParameterConflict]") && Contains(c, "is inconsistent")) {
-    ev->kind = EventKind::kParamCheckFail;
-    size_t k = c.find("parameter ");
-    if (k != std::string_view::npos) {
-      std::string_view x = c.substr(k + 10);
-      ev->name = std::string(x.substr(0, x.find(' ')));
-    }
-    ev->local = S(Field(c, "local"));
-    ev->remote = S(Field(c, "remote"));
-    ev->remote_rank = I(Field(c, "remote rank"));
-    ev->rank = I(Field(c, "rank"));
-    ev->group = S(Field(c, "identifier"));
-    return Parsed::kEvent;
-  }
-  if (Contains(c, "op inconsistent in communicator[")) {
-    ev->kind = EventKind::kOpInconsistent;
-    ev->group = S(Field(c, "communicator"));
-    ev->index = I(Field(c, "index"));
-    size_t l = c.find("local rank[");
-    size_t rm = c.find("remote rank[");
-    std::string_view local = l == std::string_view::npos ? std::string_view() : c.substr(l, rm == std::string_view::npos || rm < l ? std::string_view::npos : rm - l);
-    std::string_view remote = rm == std::string_view::npos ? std::string_view() : c.substr(rm);
-    auto op_after = [](std::string_view part) {
-      size_t b = part.find("] ");
-      if (b == std::string_view::npos) return std::string();
-      std::string_view x = part.substr(b + 2);
-      return std::string(x.substr(0, x.find_first_of(" ;")));
-    };
-    ev->rank = I(Field(local, "local rank"));
-    ev->local = op_after(local);
-    ev->count = I(Field(local, "count"));
-    ev->dtype = S(Field(local, "dataType"));
-    ev->tag = S(Field(local, "tag"));
-    ev->remote_rank = I(Field(remote, "remote rank"));
-    ev->name = op_after(remote);
-    ev->remote = Printable(Trim(remote), 200);
-    return Parsed::kEvent;
-  }
-  if (Contains(c, "used from two streams at once")) {
-    ev->kind = EventKind::kMultiStream;
-    ev->group = S(Field(c, "communicator"));
-    ev->tag = S(Field(c, "tag"));
-    ev->index = I(Field(c, "index"));
-    ev->stream = I(Field(c, "on streamId"));
-    size_t w = c.find(" while ");
-    if (w != std::string_view::npos) {
-      std::string_view x = c.substr(w);
-      ev->name = S(Field(x, "tag"));
-      ev->value = S(Field(x, "streamId"));
-    }
-    return Parsed::kEvent;
-  }
-  // HCCL's consistency check (rank_consistentcy_checker.cc), per differing parameter:
-  //   "CMD information cmdType check fail. local[2], remote[6]"            (enums as numbers)
-  //   "CMD information ranktable check fail, ranktable_content local[..], remote[..]."  (V2)
-  //   "CRC for <type> check fail. local[..], remote[..]"
-  if (Contains(c, "check fail") && (Contains(c, "CMD information") || Contains(c, "CRC for "))) {
-    ev->kind = EventKind::kParamCheckFail;
-    const bool crc = !Contains(c, "CMD information");
-    size_t k = crc ? c.find("CRC for ") + 8 : c.find("CMD information") + 15;
-    std::string_view x = c.substr(k);
-    size_t e = x.find("check fail");
-    ev->name = std::string(Trim(x.substr(0, e)));
-    std::string_view rest = e == std::string_view::npos ? std::string_view() : x.substr(e + 10);
-    if (rest.starts_with(",")) {
-      rest = Trim(rest.substr(1));
-      size_t l = rest.find(" local[");
-      if (l != std::string_view::npos && l > 0) ev->name = std::string(Trim(rest.substr(0, l)));
-    }
-    if (crc) ev->name += " CRC";
-    ev->local = S(Field(c, "local"));
-    ev->remote = S(Field(c, "remote"));
-    return Parsed::kEvent;
-  }
-  if (Contains(c, "Transport init error") || Contains(c, "Alloc transports failed")) {
-    ev->kind = EventKind::kTransportError;
-    ev->tag = S(Field(c, "tag"));
-    // "remoteIpAddr[S/N]": the peer is device N of server S.
-    std::string peer = S(Field(c, "remoteIpAddr"));
-    size_t slash = peer.find('/');
-    if (slash != std::string::npos) {
-      ev->remote_server = peer.substr(0, slash);
-      ev->remote_device = peer.substr(slash + 1);
-    }
-    return Parsed::kEvent;
-  }
-  if (Contains(c, "opinfo inconsistent")) {
-    ev->kind = EventKind::kOpInconsistent;
-    ev->group = S(Field(c, "identifier"));
-    ev->index = I(Field(c, "index"));
-    size_t l = c.find("local(");
-    size_t rm = c.find("remote(");
-    if (l != std::string_view::npos) ev->local = std::string(c.substr(l + 6, c.find(')', l) - l - 6));
-    if (rm != std::string_view::npos) ev->remote = std::string(c.substr(rm + 7, c.find(')', rm) - rm - 7));
-    return Parsed::kEvent;
-  }
-  if (Contains(c, "HCCL_TRACE]") && Contains(c, "currently executed")) {
-    ev->kind = EventKind::kStuckTrace;
-    size_t k = c.find("rank:");
-    if (k != std::string_view::npos) {
-      std::string_view x = c.substr(k + 5);
-      ev->local = std::string(x.substr(0, x.find(',')));
-    }
-    ev->count = LooseInt(c, "executed operators");
-    return Parsed::kEvent;
-  }
-  if (is_error && (Contains(c, "cclBuffer") || Contains(c, "CCL buffer") || Contains(c, "HcclBuffer") ||
-                   Contains(c, "ccl buffer") || Contains(c, "HCCL_BUFFSIZE")) &&
-      (Contains(c, "alloc") || Contains(c, "Alloc") || Contains(c, "OOM") || Contains(c, "out of memory") ||
-       Contains(c, "malloc"))) {
-    ev->kind = EventKind::kBufferOom;
-    return Parsed::kEvent;
-  }
-  if (Contains(c, "Key Info")) {
-    ev->kind = EventKind::kKeyInfo;
-    ev->group = S(Field(c, "identifier"));
-    ev->rank = I(Field(c, "userRank"));
-    ev->rank_size = I(Field(c, "rankSize"));
-    ev->ip = S(Field(c, "hostIp"));
-    ev->device = I(Field(c, "devicePhyId"));
-    return Parsed::kEvent;
-  }
+  // --- the fault records: rows of data/formats/fault_lines.json (plog_forms.h) ---
+  if (ParseFaultLine(r, ev)) return Parsed::kEvent;
   if (is_error) {
     ev->kind = EventKind::kError;
     return Parsed::kEvent;

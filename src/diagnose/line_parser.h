@@ -20,10 +20,6 @@ struct OpKey {
 // (default) Event: it is not cleared here, because clearing it per record is measurable.
 Parsed ParseRecordContent(const Record& r, const Loc& loc, Event* ev, OpEntry* op, OpKey* key);
 
-// The fields of a screen error's message (after "Title(EIxxxx): ") that the rules use, by code:
-// EI0013's local and peer, EI0002/EI0012's remote rank, stream, task, tag, addresses, ...
-void ParseScreenFields(std::string_view msg, Event* ev);
-
 // "AllReduce_127.10.0.1%enp_60000_0_1761275812718970" → ("AllReduce", "127.10.0.1%enp_...").
 void SplitTag(std::string_view tag, std::string_view* op, std::string_view* group);
 

@@ -1,11 +1,12 @@
-// NeedleSet: a fixed set of substrings searched in one vectorized pass, the line parser's first
+// NeedleSet: a set of substrings searched in one vectorized pass, the line parser's first
 // filter (records that match none are rejected without a find() per keyword).
 #pragma once
 
-#include <array>
 #include <cstddef>
 #include <cstring>
+#include <string>
 #include <string_view>
+#include <vector>
 
 #if defined(__SSE2__)
 #include <emmintrin.h>
@@ -16,24 +17,21 @@ namespace vigil::diagnose {
 // A set of substrings searched in one pass: every position whose two bytes equal the first two
 // bytes of some needle is a candidate, checked with memcmp. With SSE2 the candidates of 16
 // positions come from one compare per distinct pair. The records that do not matter (nearly all
-// of a log) are rejected by this one pass instead of one find() per keyword.
-template <size_t N>
+// of a log) are rejected by this one pass instead of one find() per keyword. Needles shorter
+// than two bytes are not allowed (they would match nearly everything anyway).
 class NeedleSet {
  public:
-  explicit NeedleSet(const std::array<std::string_view, N>& needles) : needles_(needles) {
-    for (size_t i = 0; i < N; ++i) {
+  explicit NeedleSet(std::vector<std::string> needles) : needles_(std::move(needles)) {
+    std::erase_if(needles_, [](const std::string& n) { return n.size() < 2; });
+    for (const std::string& n : needles_) {
       bool dup = false;
-      for (size_t j = 0; j < pairs_; ++j)
-        dup = dup || (first_[j] == needles_[i][0] && second_[j] == needles_[i][1]);
-      if (!dup) {
-        first_[pairs_] = needles_[i][0];
-        second_[pairs_] = needles_[i][1];
+      for (size_t j = 0; j < first_.size(); ++j) dup = dup || (first_[j] == n[0] && second_[j] == n[1]);
+      if (dup) continue;
+      first_.push_back(n[0]);
+      second_.push_back(n[1]);
 #if defined(__SSE2__)
-        first_v_[pairs_] = _mm_set1_epi8(first_[pairs_]);
-        second_v_[pairs_] = _mm_set1_epi8(second_[pairs_]);
+      pairs_v_.push_back(PairV{_mm_set1_epi8(n[0]), _mm_set1_epi8(n[1])});
 #endif
-        ++pairs_;
-      }
     }
   }
 
@@ -69,8 +67,8 @@ class NeedleSet {
   // Candidates among the 16 positions from p (a: bytes p.., b: bytes p+1..), checked.
   bool Block(std::string_view s, size_t p, __m128i a, __m128i b, unsigned valid) const {
     __m128i hit = _mm_setzero_si128();
-    for (size_t j = 0; j < pairs_; ++j)
-      hit = _mm_or_si128(hit, _mm_and_si128(_mm_cmpeq_epi8(a, first_v_[j]), _mm_cmpeq_epi8(b, second_v_[j])));
+    for (const PairV& v : pairs_v_)
+      hit = _mm_or_si128(hit, _mm_and_si128(_mm_cmpeq_epi8(a, v.first), _mm_cmpeq_epi8(b, v.second)));
     unsigned mask = static_cast<unsigned>(_mm_movemask_epi8(hit)) & valid;
     while (mask != 0) {
       if (At(s, p + static_cast<size_t>(__builtin_ctz(mask)))) return true;
@@ -78,20 +76,21 @@ class NeedleSet {
     }
     return false;
   }
-  __m128i first_v_[N], second_v_[N];
+  struct PairV {
+    __m128i first, second;
+  };
+  std::vector<PairV> pairs_v_;
 #endif
   bool At(std::string_view s, size_t p) const {
-    for (const std::string_view& k : needles_)
+    for (const std::string& k : needles_)
       if (s[p] == k[0] && s[p + 1] == k[1] && s.size() - p >= k.size() &&
           std::memcmp(s.data() + p, k.data(), k.size()) == 0)
         return true;
     return false;
   }
 
-  std::array<std::string_view, N> needles_;
-  char first_[N] = {};
-  char second_[N] = {};
-  size_t pairs_ = 0;
+  std::vector<std::string> needles_;
+  std::vector<char> first_, second_;
 };
 
 }  // namespace vigil::diagnose

@@ -1,5 +1,6 @@
-// The plog forms of data/formats/plog_lines.json (a rank's identity, whom it waits for) and the
-// pattern vocabulary they share with the knowledge base (FieldPattern).
+// The plog forms of data/formats/plog_lines.json (a rank's identity, whom it waits for) and
+// data/formats/fault_lines.json (the records of a fault), read by plog_forms.cc; and the
+// knowledge base's pattern vocabulary (FieldPattern).
 #include <gtest/gtest.h>
 
 #include <fstream>
@@ -9,7 +10,7 @@
 
 #include "diagnose/kb_matcher.h"
 #include "diagnose/line_parser.h"
-#include "diagnose/rank_lines.h"
+#include "diagnose/plog_forms.h"
 #include "diagnose/record.h"
 
 namespace vigil::diagnose {
@@ -25,31 +26,41 @@ Event Parse(Level level, std::string_view content) {
 }
 
 TEST(PlogLines, FormsLoadWithoutErrors) {
-  const auto& errors = RankLineErrors();
+  const auto& errors = PlogFormErrors();
   EXPECT_TRUE(errors.empty()) << errors.front();
 }
 
-// Every row's example is of its own form: read as a whole plog record, it gives the row's kind.
+Event ParseRecordLine(Level level, std::string_view content, std::string_view module = "HCCL") {
+  std::string line = std::string(level == Level::kError ? "[ERROR] " : "[INFO] ") + std::string(module) +
+                     "(123,python3):2025-06-19-09:26:21.563.624 " + std::string(content);
+  Record r;
+  EXPECT_TRUE(ParseRecord(line, &r)) << line;
+  Event ev;
+  OpEntry op;
+  OpKey key;
+  EXPECT_EQ(ParseRecordContent(r, Loc{}, &ev, &op, &key), Parsed::kEvent) << line;
+  return ev;
+}
+
+// Every row's example is of its own form: read as a whole plog record (ERROR for rows read in
+// ERROR records only, of the row's module), it gives the row's kind and its set name.
 TEST(PlogLines, EveryExampleGivesItsKind) {
-  std::ifstream f(std::string(VIGIL_DIAG_FIXTURES) + "/../../../data/formats/plog_lines.json");
-  ASSERT_TRUE(f.good());
-  std::stringstream text;
-  text << f.rdbuf();
-  nlohmann::json j = nlohmann::json::parse(text.str());
-  ASSERT_GE(j["plog_lines"].size(), 10u);
-  for (const auto& row : j["plog_lines"]) {
-    std::string level = row.value("level", "any") == "error" ? "ERROR" : "INFO";
-    std::string line = "[" + level + "] HCCL(123,python3):2025-06-19-09:26:21.563.624 " +
-                       row["example"].get<std::string>();
-    Record r;
-    ASSERT_TRUE(ParseRecord(line, &r)) << line;
-    Event ev;
-    OpEntry op;
-    OpKey key;
-    ASSERT_EQ(ParseRecordContent(r, Loc{}, &ev, &op, &key), Parsed::kEvent) << row["name"];
-    EXPECT_EQ(EventKindName(ev.kind), row["kind"].get<std::string>()) << row["name"];
-    if (row.contains("event")) {
-      EXPECT_EQ(ev.name, row["event"].get<std::string>()) << row["name"];
+  for (const char* table : {"plog_lines", "fault_lines"}) {
+    std::ifstream f(std::string(VIGIL_DIAG_FIXTURES) + "/../../../data/formats/" + table + ".json");
+    ASSERT_TRUE(f.good()) << table;
+    std::stringstream text;
+    text << f.rdbuf();
+    nlohmann::json j = nlohmann::json::parse(text.str());
+    ASSERT_GE(j[table].size(), 10u);
+    for (const auto& row : j[table]) {
+      ASSERT_TRUE(row.contains("example")) << row["name"];
+      Level level = row.value("level", "any") == "error" ? Level::kError : Level::kInfo;
+      if (std::string(table) == "fault_lines") level = Level::kError;  // most are ERROR records
+      Event ev = ParseRecordLine(level, row["example"].get<std::string>(), row.value("module", "HCCL"));
+      EXPECT_EQ(EventKindName(ev.kind), row["kind"].get<std::string>()) << row["name"];
+      if (row.contains("set") && row["set"].contains("name")) {
+        EXPECT_EQ(ev.name, row["set"]["name"].get<std::string>()) << row["name"];
+      }
     }
   }
 }
@@ -175,6 +186,187 @@ TEST(PlogLines, ShrinkLineCarriesBothCommunicatorsAndTheExcludedRanks) {
   EXPECT_EQ(ev.rank, 7);
   EXPECT_EQ(ev.ranks, (std::vector<int64_t>{2, 5}));
   EXPECT_EQ(ev.elapsed_ms, 40);
+}
+
+// The fault forms (fault_lines.json): the fields the rules read, from HCCL's own line formats.
+TEST(FaultLines, ClusterExceptionAndHeartbeatCqe) {
+  Event ev = ParseRecordLine(Level::kError,
+      "[task_exception_handler.cc:610] [835695][TaskExecStage][HeartbeatAbnormal]Cluster Exception "
+      "Location[IP/ID]:[127.10.0.1/1], Arrival Time:[Thu Oct 23 17:25:58 2025], Discoverer:[127.10.0.1/2], "
+      "ExceptionType:[Heartbeat Lost Occurred], Possible Reason:1. Process has exited.");
+  EXPECT_EQ(ev.kind, EventKind::kClusterException);
+  EXPECT_EQ(ev.crimer, "127.10.0.1/1");
+  EXPECT_EQ(ev.informer, "127.10.0.1/2");
+  EXPECT_EQ(ev.status, "Heartbeat Lost Occurred");
+  EXPECT_EQ(ev.detail, "1. Process has exited");
+  EXPECT_NE(ev.aux_time, kNoTime);
+
+  ev = ParseRecordLine(Level::kError,
+      "[heartbeat.cc:1229] [2040666][TaskExecStage][HeartbeatAbnormal][ROCE CQE ERROR]cqe error status[12], "
+      "time:[2025-09-15 08:38:12.776654],localInfo{server[127.10.0.1],deviceId[1],deviceIp[127.11.0.1]}, "
+      "remoteIP{server[127.10.0.2],deviceId[3],deviceIp[127.11.0.2]}");
+  EXPECT_EQ(ev.kind, EventKind::kCqeDetail);
+  EXPECT_EQ(ev.status, "12");
+  EXPECT_EQ(ev.local_server, "127.10.0.1");
+  EXPECT_EQ(ev.local_device, "1");
+  EXPECT_EQ(ev.local_ip, "127.11.0.1");
+  EXPECT_EQ(ev.remote_server, "127.10.0.2");
+  EXPECT_EQ(ev.remote_device, "3");
+  EXPECT_EQ(ev.remote_ip, "127.11.0.2");
+  EXPECT_NE(ev.aux_time, kNoTime);
+}
+
+TEST(FaultLines, TaskExceptionReports) {
+  Event ev = ParseRecordLine(Level::kError,
+      "[task_exception_handler.cc:908] [2111667][TaskExecStage][Timeout][Host]Task run failed, base information "
+      "is streamID:[2], taskID[21], tag[AllReduce_127.10.0.1%enp_60000_0_1761275812718970], AlgType(level 0-1-2):"
+      "[fullmesh-ring-NHR].");
+  EXPECT_EQ(ev.kind, EventKind::kTaskBase);
+  EXPECT_EQ(ev.stage, "Timeout");
+  EXPECT_EQ(ev.engine, "Host");
+  EXPECT_EQ(ev.stream, 2);
+  EXPECT_EQ(ev.task, 21);
+  EXPECT_EQ(ev.tag, "AllReduce_127.10.0.1%enp_60000_0_1761275812718970");
+  EXPECT_EQ(ev.detail, "fullmesh-ring-NHR");
+
+  ev = ParseRecordLine(Level::kError,
+      "[TaskExecStage][Timeout][Host]Task run failed, para information is notify id:[0x48], src[0x10], dst[0x20], "
+      "size[0x400], remote rank:[local], link type:[ON_CHIP]");
+  EXPECT_EQ(ev.kind, EventKind::kTaskPara);
+  EXPECT_EQ(ev.remote, "local");  // a wait on its own other stream
+  EXPECT_EQ(ev.remote_rank, -1);
+  EXPECT_EQ(ev.src, 0x10u);
+  EXPECT_EQ(ev.size, 0x400u);
+
+  ev = ParseRecordLine(Level::kError, "[TaskExecStage][RunFailed][Device]Task run failed, something else");
+  EXPECT_EQ(ev.kind, EventKind::kError);
+  EXPECT_EQ(ev.stage, "RunFailed");
+}
+
+TEST(FaultLines, ConsistencyChecksNameTheParameter) {
+  Event ev = ParseRecordLine(Level::kError,
+      "[ParameterConflict] CMD information ranktable check fail, ranktable_content local[11], remote[12].");
+  EXPECT_EQ(ev.kind, EventKind::kParamCheckFail);
+  EXPECT_EQ(ev.name, "ranktable_content");
+  EXPECT_EQ(ev.local, "11");
+  EXPECT_EQ(ev.remote, "12");
+  ev = ParseRecordLine(Level::kError, "[ParameterConflict]CMD information cclbufferSize check fail. local[2], remote[1]");
+  EXPECT_EQ(ev.name, "cclbufferSize");
+  ev = ParseRecordLine(Level::kError, "CRC for ranktable check fail. local[1], remote[2]");
+  EXPECT_EQ(ev.name, "ranktable CRC");
+
+  ev = ParseRecordLine(Level::kError,
+      "op inconsistent in communicator[G] index[2]: local rank[1] AllGather count[256] dataType[float32] tag[T1]; "
+      "remote rank[0] AllReduce count[128] dataType[int8] tag[T0]");
+  EXPECT_EQ(ev.kind, EventKind::kOpInconsistent);
+  EXPECT_EQ(ev.rank, 1);
+  EXPECT_EQ(ev.local, "AllGather");
+  EXPECT_EQ(ev.count, 256);
+  EXPECT_EQ(ev.dtype, "float32");
+  EXPECT_EQ(ev.tag, "T1");
+  EXPECT_EQ(ev.remote_rank, 0);
+  EXPECT_EQ(ev.name, "AllReduce");
+  EXPECT_EQ(ev.remote.rfind("remote rank[0] AllReduce", 0), 0u) << ev.remote;
+}
+
+TEST(FaultLines, LinkSetupFailures) {
+  Event ev = ParseRecordLine(Level::kError,
+      "[Create][DestLink]Transport init error! createLink para:rank[4]-localUserrank[4]-localIpAddr[10.0.0.1], "
+      "dst_rank[5]-remoteUserrank[5]-remoteIpAddr[10.0.0.2/3]");
+  EXPECT_EQ(ev.kind, EventKind::kTransportError);
+  EXPECT_EQ(ev.remote_server, "10.0.0.2");
+  EXPECT_EQ(ev.remote_device, "3");
+
+  ev = ParseRecordLine(Level::kError, "[Get][Connection]topo exchange server get socket timeout! timeout[120 s]");
+  EXPECT_EQ(ev.kind, EventKind::kTopoTimeout);
+  EXPECT_EQ(ev.detail, "server");
+  ev = ParseRecordLine(Level::kError,
+      "[Wait][AllClientSocketEstab] client : device[2] rank[2] get socket timeout, total connected num[3], "
+      "need connect rankNum[4]");
+  EXPECT_EQ(ev.detail, "agent");
+  EXPECT_EQ(ev.connected, 3);
+  EXPECT_EQ(ev.need, 4);
+
+  ev = ParseRecordLine(Level::kError,
+      "[InitGroupStage][RanktableDetect] TopoDetect ERROR occur !!! fault_type[1], fault_info[\"Failed to connect "
+      "agent[1,3,5,7,]\"]");
+  EXPECT_EQ(ev.kind, EventKind::kMissingRanks);
+  EXPECT_EQ(ev.ranks, (std::vector<int64_t>{1, 3, 5, 7}));
+
+  // Runtime records are read only from the RUNTIME module.
+  ev = ParseRecordLine(Level::kError,
+      "fftsplus task execute failed, dev_id=0, stream_id=50, task_id=21, err_type=4[fftsplus sdma error]", "RUNTIME");
+  EXPECT_EQ(ev.kind, EventKind::kSdmaRuntime);
+  EXPECT_EQ(ev.stream, 50);
+  EXPECT_EQ(ev.detail, "fftsplus sdma error");
+  ev = ParseRecordLine(Level::kError, "fftsplus task execute failed, dev_id=0, stream_id=50, err_type=4[fftsplus sdma error]");
+  EXPECT_EQ(ev.kind, EventKind::kError);
+}
+
+// The coded screen messages' fields (screen_fields.json), from CANN's texts.
+Event Screen(std::string code, std::string_view msg) {
+  Event ev;
+  ev.code = std::move(code);
+  ParseScreenFields(msg, &ev);
+  return ev;
+}
+
+TEST(ScreenFields, EveryCodeReadsItsMessage) {
+  Event ev = Screen("EI0013",
+                    "An error CQE occurred during operator execution. Local information: server 127.0.0.1, device ID 0, "
+                    "device IP 127.10.0.1. Peer information: server 127.0.0.2, device ID 1, device IP 127.10.0.2.");
+  EXPECT_EQ(ev.local_server, "127.0.0.1");
+  EXPECT_EQ(ev.local_device, "0");
+  EXPECT_EQ(ev.local_ip, "127.10.0.1");
+  EXPECT_EQ(ev.remote_server, "127.0.0.2");
+  EXPECT_EQ(ev.remote_device, "1");
+  EXPECT_EQ(ev.remote_ip, "127.10.0.2");
+
+  ev = Screen("EI0012",
+              "SDMA memory copy task exception occurred. Remote rank: [4800]. Base information: [streamID:[351], "
+              "taskID[5], taskType[Memcpy], tag[], AlgType(level 0-1-2):[null-null-null].]. Task information: "
+              "[src:[0x12c180000000], dst:[0x12c041800000], size:[0x80], link type:[HCCS], remote rank:[0]].");
+  EXPECT_EQ(ev.remote_rank, 4800);
+  EXPECT_EQ(ev.stream, 351);
+  EXPECT_EQ(ev.task, 5);
+  EXPECT_EQ(ev.src, 0x12c180000000u);
+  EXPECT_EQ(ev.size, 0x80u);
+
+  ev = Screen("EI0019", "Failed to bind the IP port. Reason: [Address already in use]. IP: [127.0.0.1], port: [60000].");
+  EXPECT_EQ(ev.ip, "127.0.0.1");
+  EXPECT_EQ(ev.port, 60000);
+  ev = Screen("EI0019", "Failed to enable listening for the host network adapter socket.Reason: The IP address "
+                        "192.168.1.100 and port 50001 have already been bound.");
+  EXPECT_EQ(ev.port, 50001);
+
+  ev = Screen("EI0015", "Failed to collect cluster information of the communicator based on rootInfo detection. "
+                        "List of unconnected ranks: \"[16,17,18,]\".");
+  EXPECT_EQ(ev.ranks, (std::vector<int64_t>{16, 17, 18}));
+
+  ev = Screen("EI9001", "Failed to allocate the communication buffer of [4294967296] bytes (HCCL_BUFFSIZE [2048]MB x 2) "
+                        "for communicator [grp0].");
+  EXPECT_EQ(ev.value, "2048");
+  EXPECT_EQ(ev.group, "grp0");
+
+  ev = Screen("EI0005", "The arguments for collective communication are inconsistent between ranks: ccl_op AllReduce, "
+                        "group hccl_world_group, parameter count, local end 1024, remote end 2048.");
+  EXPECT_EQ(ev.tag, "AllReduce");
+  EXPECT_EQ(ev.group, "hccl_world_group");
+  EXPECT_EQ(ev.name, "count");
+  EXPECT_EQ(ev.local, "1024");
+  EXPECT_EQ(ev.remote, "2048");
+
+  // What the message names replaces what the event held (the title in name); the rest stays.
+  ev = Event();
+  ev.code = "EI0005";
+  ev.name = "Invalid_Argument";
+  ev.tag = "kept";
+  ParseScreenFields("inconsistent between ranks, group g, parameter count, local end 1, remote end 2.", &ev);
+  EXPECT_EQ(ev.name, "count");
+  EXPECT_EQ(ev.tag, "kept");
+  EXPECT_EQ(ev.group, "g");
+  ev = Screen("EI0001", "Remote rank: [3]");
+  EXPECT_EQ(ev.remote_rank, -1);
 }
 
 TEST(FieldPattern, RejectsWhatItCannotRead) {

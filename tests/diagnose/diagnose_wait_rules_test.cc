@@ -1,5 +1,5 @@
 // Waiting chains and timeout reports judged per communicator (rules/wait_chain.cc,
-// rules/timeout_reports.cc), the plog lines they read (rank_lines.cc) and the process keying by
+// rules/timeout_reports.cc), the plog lines they read (plog_forms.cc, data/formats/plog_lines.json) and the process keying by
 // file name. The lines are of the forms CANN prints (the ascend_fd corpus cases hold whole logs).
 #include <gtest/gtest.h>
 

@@ -10,6 +10,7 @@
 #include "diagnose/free_text.h"
 #include "diagnose/line_formats.h"
 #include "diagnose/line_parser.h"
+#include "diagnose/plog_forms.h"
 #include "diagnose/python_exception.h"
 #include "fuzz_util.h"
 

@@ -112,7 +112,7 @@ void RuleSdma(Ctx* cx) {
     }
     if (ei != nullptr) {
       f.facts.push_back({"remote_rank", std::to_string(ei->remote_rank)});
-      f.facts.push_back({"link_type", ei->detail});
+      f.facts.push_back({"link_type", ei->link});
     }
     cx->out.push_back(std::move(f));
   }
