@@ -84,22 +84,22 @@ int64_t I(std::optional<std::string_view> v) {
 
 
 // What an INFO/DEBUG record must contain to be of interest: op Entry lines, env echoes, the
-// heartbeat's crimer lines, Key Info, and the needles of the "plog_lines" forms of any level
-// (identity lines, Vigil's op retries and shrinks).
+// heartbeat's crimer lines, Key Info, and the prefilter of the "plog_lines" forms (identity
+// lines, Vigil's op retries and shrinks).
 const NeedleSet& InfoNeedles() {
   static const NeedleSet set = [] {
     std::vector<std::string> n = {"Entry-Hccl", "HCCL_", "crimer", "Key Info"};
-    for (std::string& f : FormNeedles("plog_lines")) n.push_back(std::move(f));
+    for (std::string& f : FormPrefilter("plog_lines")) n.push_back(std::move(f));
     return NeedleSet(std::move(n));
   }();
   return set;
 }
 // A WARNING record reaches the full dispatch below only with one of these: op Entry lines,
-// screen codes, env echoes and the needles of the "fault_lines" forms of any level.
+// screen codes, env echoes and the prefilter of the "fault_lines" forms.
 const NeedleSet& WarningNeedles() {
   static const NeedleSet set = [] {
     std::vector<std::string> n = {"Entry-Hccl", "(E", "HCCL_"};
-    for (std::string& f : FormNeedles("fault_lines")) n.push_back(std::move(f));
+    for (std::string& f : FormPrefilter("fault_lines")) n.push_back(std::move(f));
     return NeedleSet(std::move(n));
   }();
   return set;

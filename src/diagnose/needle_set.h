@@ -17,8 +17,9 @@ namespace vigil::diagnose {
 // A set of substrings searched in one pass: every position whose two bytes equal the first two
 // bytes of some needle is a candidate, checked with memcmp. With SSE2 the candidates of 16
 // positions come from one compare per distinct pair. The records that do not matter (nearly all
-// of a log) are rejected by this one pass instead of one find() per keyword. Needles shorter
-// than two bytes are not allowed (they would match nearly everything anyway).
+// of a log) are rejected by this one pass instead of one find() per keyword. The cost grows with
+// the number of distinct pairs and with how common they are in log text: choose short needles
+// that start with rare pairs. Needles shorter than two bytes are dropped.
 class NeedleSet {
  public:
   explicit NeedleSet(std::vector<std::string> needles) : needles_(std::move(needles)) {

@@ -121,7 +121,8 @@ struct Row {
 
 struct Table {
   std::vector<Row> rows;
-  std::vector<std::string> any_level_needles, all_needles;
+  std::vector<std::string> any_level_needles;
+  std::vector<std::string> prefilter;  // the parser's first filter for records that are not ERROR
 };
 
 struct Forms {
@@ -242,15 +243,38 @@ bool LoadRow(const nlohmann::json& r, Row* f, std::vector<std::string>* errors) 
   return ok;
 }
 
-void LoadTable(const nlohmann::json& rows, const std::string& table, Table* t, std::vector<std::string>* errors) {
-  for (const auto& r : rows) {
+bool Occurs(std::string_view s, std::string_view k) { return s.find(k) != std::string_view::npos; }
+
+// Whether a record of the row always holds one of the prefilter's needles: each of its needles
+// contains one, or each alternative of one of its requires does.
+bool Covered(const Row& f, const std::vector<std::string>& prefilter) {
+  auto contains_one = [&](const std::string& text) {
+    for (const std::string& p : prefilter)
+      if (Occurs(text, p)) return true;
+    return false;
+  };
+  bool all = true;
+  for (const std::string& n : f.needles) all = all && contains_one(n);
+  if (all) return true;
+  for (const auto& any : f.requires_) {
+    bool each = true;
+    for (const std::string& n : any) each = each && contains_one(n);
+    if (each) return true;
+  }
+  return false;
+}
+
+void LoadTable(const nlohmann::json& j, const std::string& table, Table* t, std::vector<std::string>* errors) {
+  t->prefilter = Strings(j, "prefilter");
+  for (const auto& r : j[table]) {
     Row f;
     std::vector<std::string> row_errors;
     if (!LoadRow(r, &f, &row_errors)) {
       for (const std::string& e : row_errors) errors->push_back(table + ": " + e);
       continue;
     }
-    t->all_needles.insert(t->all_needles.end(), f.needles.begin(), f.needles.end());
+    if (!f.error_only && f.codes.empty() && !Covered(f, t->prefilter))
+      errors->push_back(table + ": " + f.name + ": no needle of the prefilter is in its needles or requires");
     if (!f.error_only) t->any_level_needles.insert(t->any_level_needles.end(), f.needles.begin(), f.needles.end());
     t->rows.push_back(std::move(f));
   }
@@ -266,16 +290,15 @@ const Forms& Get() {
         all->errors.push_back(std::string(t.name) + ": not valid JSON");
         continue;
       }
-      if (j.contains("plog_lines") && j["plog_lines"].is_array()) LoadTable(j["plog_lines"], "plog_lines", &all->plog, &all->errors);
-      if (j.contains("fault_lines") && j["fault_lines"].is_array()) LoadTable(j["fault_lines"], "fault_lines", &all->fault, &all->errors);
-      if (j.contains("screen_fields") && j["screen_fields"].is_array()) LoadTable(j["screen_fields"], "screen_fields", &all->screen, &all->errors);
+      for (auto [name, table] : {std::pair{"plog_lines", &all->plog}, {"fault_lines", &all->fault},
+                                 {"screen_fields", &all->screen}})
+        if (j.contains(name) && j[name].is_array()) LoadTable(j, name, table, &all->errors);
     }
     return all;
   }();
   return *forms;
 }
 
-bool Occurs(std::string_view s, std::string_view k) { return s.find(k) != std::string_view::npos; }
 
 bool Gate(const Row& f, std::string_view c) {
   bool needle = f.needles.empty();  // only screen_fields rows, gated by their codes
@@ -370,12 +393,6 @@ bool ParseRankLine(const Record& r, Event* ev) {
   return ParseWith(Get().plog, r, ev);
 }
 
-bool MayBeFaultLine(std::string_view c) {
-  for (const std::string& n : Get().fault.all_needles)
-    if (Occurs(c, n)) return true;
-  return false;
-}
-
 bool ParseFaultLine(const Record& r, Event* ev) { return ParseWith(Get().fault, r, ev); }
 
 void ParseScreenFields(std::string_view msg, Event* ev) {
@@ -388,9 +405,8 @@ void ParseScreenFields(std::string_view msg, Event* ev) {
   }
 }
 
-std::vector<std::string> FormNeedles(std::string_view table) {
-  const Table& t = table == "plog_lines" ? Get().plog : Get().fault;
-  return t.any_level_needles;
+std::vector<std::string> FormPrefilter(std::string_view table) {
+  return (table == "plog_lines" ? Get().plog : Get().fault).prefilter;
 }
 
 const std::vector<std::string>& PlogFormErrors() { return Get().errors; }

@@ -31,7 +31,7 @@
 // (tried in order; a group fills its field only while the field is unset), need (fields that
 // must be filled for the row to hold), set (values for fields still unset after the patterns),
 // append (text added to a field the patterns filled), example (a line of the form; tests read
-// it). Rows are tried in order; the first that holds wins.
+// it). Rows are tried in order; the first that holds wins. A file also lists its "prefilter".
 #pragma once
 
 #include <string>
@@ -48,8 +48,6 @@ bool MayBeRankLine(std::string_view content);
 // Fills *ev from the first "plog_lines" row that holds; false when none does.
 bool ParseRankLine(const Record& r, Event* ev);
 
-// Whether the record may hold a "fault_lines" form (one of their needles occurs).
-bool MayBeFaultLine(std::string_view content);
 // Fills *ev from the first "fault_lines" row that holds; false when none does.
 bool ParseFaultLine(const Record& r, Event* ev);
 
@@ -58,9 +56,10 @@ bool ParseFaultLine(const Record& r, Event* ev);
 // layout gave, e.g. the title in name for EI0005); the fields it does not read stay.
 void ParseScreenFields(std::string_view msg, Event* ev);
 
-// Every needle of a table's rows of any level ("plog_lines" or "fault_lines"): the line
-// parser's first filters are built from them.
-std::vector<std::string> FormNeedles(std::string_view table);
+// The "prefilter" of a table's file ("plog_lines" or "fault_lines"): short needles, one of which
+// every record of a row of any level holds (checked when the rows load). The line parser's first
+// filters for records that are not ERROR are made of them.
+std::vector<std::string> FormPrefilter(std::string_view table);
 
 // What loading the forms reported (a row with an unknown kind or field, a bad regex); a test
 // asserts there is nothing.
