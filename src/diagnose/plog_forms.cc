@@ -334,22 +334,7 @@ bool Read(const Row& f, std::string_view c, Event* out) {
   return true;
 }
 
-// The fields a row fills, moved onto *ev (whose record-level fields are kept).
-void Move(const Row& f, Event&& read, Event* ev) {
-  ev->kind = f.kind;
-  for (const auto& [name, slot] : Slots()) {
-    switch (slot.type) {
-      case Slot::kText: ev->*(slot.text) = std::move(read.*(slot.text)); break;
-      case Slot::kInt:
-      case Slot::kTime: ev->*(slot.num) = read.*(slot.num); break;
-      case Slot::kHex: ev->*(slot.hex) = read.*(slot.hex); break;
-      case Slot::kRanks: ev->*(slot.list) = std::move(read.*(slot.list)); break;
-      case Slot::kFlag: ev->*(slot.flag) = read.*(slot.flag); break;
-    }
-  }
-}
-
-// The fields read, copied onto *ev over what it held.
+// The fields read, moved onto *ev over what it held; the others stay.
 void Overlay(Event&& read, Event* ev) {
   for (const auto& [name, slot] : Slots()) {
     if (!slot.IsSet(read)) continue;
@@ -373,7 +358,8 @@ bool ParseWith(const Table& t, const Record& r, Event* ev) {
     if (!Gate(f, c)) continue;
     Event read;
     if (!Read(f, c, &read)) continue;
-    Move(f, std::move(read), ev);
+    ev->kind = f.kind;
+    Overlay(std::move(read), ev);
     return true;
   }
   return false;

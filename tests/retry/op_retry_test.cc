@@ -442,16 +442,23 @@ TEST(OpRetryNetns, VethDownPastHoldTimeFailsCleanly) {
   Outcome o = RunJob("netnsheld", job);
   DropIfPassed drop{o.dir};
   ASSERT_FALSE(o.timed_out) << Describe(o);
+  // All ranks reach HoldTime at about the same moment: the first to give up reports the link's
+  // end to the heartbeat, whose abort (HCCL_E_REMOTE) may end another rank's op just before its
+  // own deadline (or while it makes links for its next op, when its last op had completed on
+  // every rank). Each rank fails one way or the other, and at least one by its own HoldTime.
+  int by_hold_time = 0;
   for (const auto& [r, rk] : o.ranks) {
     SCOPED_TRACE("rank " + std::to_string(r));
     ASSERT_TRUE(rk.has_result) << Describe(o);
     EXPECT_TRUE(rk.sync != 0 || rk.enqueue != 0) << Describe(o);
     EXPECT_EQ(rk.wrong, 0) << Describe(o);
-    EXPECT_TRUE(Has(rk.debug_log, {"[OpRetry]communicator[",
-                                   "retry failed: links not re-made "
-                                   "within HoldTime[2000]ms (timeout)"}))
+    const bool own = Has(rk.debug_log, {"[OpRetry]communicator[",
+                                         "retry failed: links not re-made within HoldTime[2000]ms (timeout)"});
+    by_hold_time += own ? 1 : 0;
+    EXPECT_TRUE(own || Has(rk.debug_log, {"[Heartbeat]communicator [", "aborted with HCCL_E_REMOTE"}))
         << rk.debug_log.substr(0, 3000);
   }
+  EXPECT_GE(by_hold_time, 1) << Describe(o);
 }
 
 }  // namespace
