@@ -280,25 +280,28 @@ void LoadTable(const nlohmann::json& j, const std::string& table, Table* t, std:
   }
 }
 
+// Loads the tables of one forms file into *all; false when the text is not JSON.
+bool LoadFile(std::string_view text, Forms* all) {
+  nlohmann::json j = nlohmann::json::parse(text, nullptr, false);
+  if (j.is_discarded()) return false;
+  for (auto [name, table] : {std::pair{"plog_lines", &all->plog}, {"fault_lines", &all->fault},
+                             {"screen_fields", &all->screen}})
+    if (j.contains(name) && j[name].is_array()) LoadTable(j, name, table, &all->errors);
+  return true;
+}
+
 const Forms& Get() {
   static const Forms* forms = [] {
     auto* all = new Forms;  // never destroyed: used by workers
     for (size_t i = 0; i < embedded::kLineFormats_count; ++i) {
       const embedded::EmbeddedText& t = embedded::kLineFormats[i];
-      nlohmann::json j = nlohmann::json::parse(std::string_view(t.text, t.size), nullptr, false);
-      if (j.is_discarded()) {
+      if (!LoadFile(std::string_view(t.text, t.size), all))
         all->errors.push_back(std::string(t.name) + ": not valid JSON");
-        continue;
-      }
-      for (auto [name, table] : {std::pair{"plog_lines", &all->plog}, {"fault_lines", &all->fault},
-                                 {"screen_fields", &all->screen}})
-        if (j.contains(name) && j[name].is_array()) LoadTable(j, name, table, &all->errors);
     }
     return all;
   }();
   return *forms;
 }
-
 
 bool Gate(const Row& f, std::string_view c) {
   bool needle = f.needles.empty();  // only screen_fields rows, gated by their codes
@@ -396,5 +399,11 @@ std::vector<std::string> FormPrefilter(std::string_view table) {
 }
 
 const std::vector<std::string>& PlogFormErrors() { return Get().errors; }
+
+std::vector<std::string> FormsFileErrors(std::string_view json_text) {
+  Forms forms;
+  if (!LoadFile(json_text, &forms)) return {"not valid JSON"};
+  return forms.errors;
+}
 
 }  // namespace vigil::diagnose

@@ -64,5 +64,7 @@ std::vector<std::string> FormPrefilter(std::string_view table);
 // What loading the forms reported (a row with an unknown kind or field, a bad regex); a test
 // asserts there is nothing.
 const std::vector<std::string>& PlogFormErrors();
+// The same for a forms file given as text (the tests' way to check what loading rejects).
+std::vector<std::string> FormsFileErrors(std::string_view json_text);
 
 }  // namespace vigil::diagnose

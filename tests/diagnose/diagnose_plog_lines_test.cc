@@ -30,6 +30,30 @@ TEST(PlogLines, FormsLoadWithoutErrors) {
   EXPECT_TRUE(errors.empty()) << errors.front();
 }
 
+// What loading rejects: a row no prefilter needle covers, an unknown field or kind, a bad regex.
+TEST(PlogLines, LoadingRejectsWhatItCannotUse) {
+  auto errors = [](const char* text) {
+    std::string all;
+    for (const std::string& e : FormsFileErrors(text)) all += e + "\n";
+    return all;
+  };
+  EXPECT_EQ(errors(R"J({"prefilter": ["bar"], "fault_lines": [
+      {"name": "a", "kind": "error", "needles": ["foo bar"]},
+      {"name": "b", "kind": "error", "needles": ["x", "y"], "requires": [["bar1", "bar2"]]},
+      {"name": "c", "kind": "error", "level": "error", "needles": ["zzz"]}]})J"), "");
+  EXPECT_NE(errors(R"J({"prefilter": ["bar"], "fault_lines": [{"name": "d", "kind": "error", "needles": ["foo"]}]})J")
+                .find("d: no needle of the prefilter"), std::string::npos);
+  EXPECT_NE(errors(R"J({"prefilter": ["bar"], "fault_lines": [{"name": "e", "kind": "error", "needles": ["bar", "x"]}]})J")
+                .find("e: no needle of the prefilter"), std::string::npos);
+  EXPECT_NE(errors(R"J({"prefilter": ["f"], "fault_lines": [{"name": "g", "kind": "error", "needles": ["f"],
+                       "patterns": ["(?P<no_field>x)"]}]})J").find("no field 'no_field'"), std::string::npos);
+  EXPECT_NE(errors(R"J({"prefilter": ["f"], "fault_lines": [{"name": "h", "kind": "nope", "needles": ["f"]}]})J")
+                .find("unknown kind 'nope'"), std::string::npos);
+  EXPECT_NE(errors(R"J({"prefilter": ["f"], "fault_lines": [{"name": "i", "kind": "error", "needles": ["f"],
+                       "patterns": ["(unclosed"]}]})J").find("i: "), std::string::npos);
+  EXPECT_EQ(errors("{not json"), "not valid JSON\n");
+}
+
 Event ParseRecordLine(Level level, std::string_view content, std::string_view module = "HCCL") {
   std::string line = std::string(level == Level::kError ? "[ERROR] " : "[INFO] ") + std::string(module) +
                      "(123,python3):2025-06-19-09:26:21.563.624 " + std::string(content);
