@@ -18,6 +18,7 @@
 #include "common/dtype.h"
 #include "common/env_config.h"
 #include "common/error_codes.h"
+#include "common/hccl_result.h"
 #include "log/plog.h"
 #include "runtime/device_memory.h"
 #include "transport/link_base.h"
@@ -244,7 +245,7 @@ transport::ProgressError Communicator::WaitOut(uint32_t peer, const alg::Group& 
   transport::ProgressError pe;
   pe.link = peer < group.links.size() ? group.links[peer] : nullptr;
   pe.timed_out = abort_.load() == 0;
-  pe.code = pe.timed_out ? HCCL_E_TIMEOUT : static_cast<HcclResult>(abort_.load());
+  pe.code = pe.timed_out ? HCCL_E_TIMEOUT : ToHcclResult(abort_.load());
   pe.reason = fmt::format("timeout waiting for rank[{}], whose op header differs (the op "
                           "consistency check is off: HCCL_DFS_CONFIG inconsistent_check:off)",
                           peer);
@@ -289,7 +290,7 @@ HcclResult Communicator::EnsureLinks(const OpDesc& op, alg::Algo algo, const std
     failure->code = rc;
     failure->reason = error;
     if (policy != nullptr) return rc;  // the op retry reports it
-    if (abort_.load() != 0 && rc == static_cast<HcclResult>(abort_.load())) {
+    if (abort_.load() != 0 && rc == ToHcclResult(abort_.load())) {
       failure->kind = OpFailure::Kind::kAbort;
     } else if (rc == HCCL_E_MEMORY) {
       // *error is exactly EI0011's argument; the task-exception handler raises it.
@@ -713,7 +714,7 @@ aclError Communicator::FailTransfer(const OpRecord& record,
     failure.link_type = transport::LinkTypeName(pe.link->type());
   }
   if (pe.timed_out || rc == HCCL_E_TIMEOUT ||
-      (abort_.load() != 0 && rc == static_cast<HcclResult>(abort_.load()))) {
+      (abort_.load() != 0 && rc == ToHcclResult(abort_.load()))) {
     // This rank gives the op up: a late peer must not complete it with what we sent.
     for (transport::Link* link : group_.links) {
       if (link != nullptr) link->AbandonOp();
@@ -724,7 +725,7 @@ aclError Communicator::FailTransfer(const OpRecord& record,
     failure.reason += fmt::format(", timeout[{}s]", options_.exec_timeout_s);
     return FailOp(record, tasks, OpFailure::Kind::kTimeout, HCCL_E_TIMEOUT);
   }
-  if (abort_.load() != 0 && rc == static_cast<HcclResult>(abort_.load())) {
+  if (abort_.load() != 0 && rc == ToHcclResult(abort_.load())) {
     return FailOp(record, tasks, OpFailure::Kind::kAbort, rc);
   }
   if (PeerClosed(pe.link)) {

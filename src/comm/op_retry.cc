@@ -10,6 +10,7 @@
 #include "comm/consistency.h"
 #include "comm/op_observer.h"
 #include "comm/user_buffers.h"
+#include "common/hccl_result.h"
 #include "log/plog.h"
 #include "transport/link_base.h"
 
@@ -420,7 +421,7 @@ Communicator::RetryStep Communicator::RetryAfterFailure(const OpDesc& op, const 
                  identifier(), rank(), record.tag(), record.index, seq, why);
       return give_up(OpFailure::Kind::kLink, HCCL_E_REMOTE, why);
     }
-    if (abort_.load() != 0 && lrc == static_cast<HcclResult>(abort_.load())) {
+    if (abort_.load() != 0 && lrc == ToHcclResult(abort_.load())) {
       return give_up(OpFailure::Kind::kAbort, lrc,
                      fmt::format("aborted while re-making links for op retry: {}", f.reason));
     }
