@@ -8,8 +8,8 @@
 # `vigil` (unless VIGIL points at one) and three small harnesses (OpenMPI, Gloo, memcpy), then
 # runs per series (AllReduce latency 8 B-1 KiB, with Vigil's ops back to back as nccl-tests
 # times them and, series allreduce-latz, with a stream synchronize after each; the same
-# blocking latency for Broadcast, AllGather, ReduceScatter and Reduce, series broadcast-latz,
-# allgather-latz, reducescatter-latz, reduce-latz, not in the default list; AllReduce,
+# blocking latency for Broadcast, AllGather, ReduceScatter, Reduce and AlltoAll, series broadcast-latz,
+# allgather-latz, reducescatter-latz, reduce-latz, alltoall-latz, not in the default list; AllReduce,
 # AllGather, ReduceScatter, Broadcast, AlltoAll 1-64 MiB), back to back so they share the
 # machine's load:
 #   vigil-shm   vigil bench --transport shm           (heartbeat and flight recorder on: defaults)
@@ -101,7 +101,7 @@ for series in $SERIES; do
     # The same with Vigil synchronizing its stream after every op (-z 1), as a blocking
     # MPI_Allreduce returns only when done: the latency a program that waits for each op sees.
     allreduce-latz) op=allreduce; sizes=(-b 8 -e 1K -f 2 -n "$LAT_ITERS" -w "$LAT_WARMUP") ;;
-    broadcast-latz|allgather-latz|reducescatter-latz|reduce-latz)
+    broadcast-latz|allgather-latz|reducescatter-latz|reduce-latz|alltoall-latz)
       op=${series%-latz}; sizes=(-b 8 -e 1K -f 2 -n "$LAT_ITERS" -w "$LAT_WARMUP") ;;
     allreduce|allgather|reducescatter|broadcast|alltoall)
       op=$series; sizes=(-b 1M -e "$MAX_BYTES" -f 2 -n "$BW_ITERS" -w "$BW_WARMUP") ;;

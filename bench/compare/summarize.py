@@ -3,7 +3,7 @@
 
 File names: <series>__<config>[.rN].json (N: the round; each size keeps its best round), series in
 {allreduce-lat, allreduce-latz, broadcast-latz, allgather-latz, reducescatter-latz, reduce-latz,
-allreduce, allgather, reducescatter, broadcast, alltoall}, config in {vigil-shm, ompi-shm, vigil-tcp, ompi-tcp,
+alltoall-latz, allreduce, allgather, reducescatter, broadcast, alltoall}, config in {vigil-shm, ompi-shm, vigil-tcp, ompi-tcp,
 gloo, gloo-ring, gloo-bcube}. Prints Markdown: latency (us) and busbw (GB/s) with the ratios
 Vigil/peer, the memcpy ceiling, and each performance target as PASS/MISS (min ratio over sizes).
 Also writes RESULTS_DIR/charts.json: busbw against size per series and config, for plot.py.
@@ -24,6 +24,7 @@ SERIES = [
     ("allgather-latz", "AllGather fp32, latency, Vigil synchronizing after every op (-z 1)"),
     ("reducescatter-latz", "ReduceScatter fp32 sum, latency, Vigil synchronizing after every op (-z 1)"),
     ("reduce-latz", "Reduce fp32 sum, latency, Vigil synchronizing after every op (-z 1)"),
+    ("alltoall-latz", "AlltoAll fp32, latency, Vigil synchronizing after every op (-z 1)"),
     ("allreduce", "AllReduce fp32 sum"),
     ("allgather", "AllGather fp32"),
     ("reducescatter", "ReduceScatter fp32 sum"),

@@ -348,11 +348,8 @@ HcclResult HcclAlltoAll(const void* sendBuf, uint64_t sendCount, HcclDataType se
   d.count = sendCount;
   d.dtype = sendType;
   d.recv_dtype = recvType;
-  vigil::comm::OpLists& lists = d.mutable_lists();
-  lists.send_counts.assign(n, sendCount);
-  lists.recv_counts.assign(n, recvCount);
-  lists.send_displs = PrefixDispls(lists.send_counts);
-  lists.recv_displs = PrefixDispls(lists.recv_counts);
+  // Equal blocks: no per-rank lists (four vectors an op); the generic path makes them when it
+  // runs the op, the direct slots of 2 ranks need none.
   return ck.Enqueue(c, std::move(d), comm);
 }
 

@@ -361,7 +361,18 @@ HcclResult Communicator::RunAlgorithm(const OpDesc& op, alg::Algo algo, const al
     case OpType::kReduceScatterV:
       return alg::ReduceScatterV(g, op.send, lists.send_counts.data(), lists.send_displs.data(),
                                  op.recv, op.count, op.dtype, op.reduce, scratch, result);
-    case OpType::kAlltoAll:
+    case OpType::kAlltoAll: {
+      // Equal blocks: the API left the per-rank lists out; they are made here.
+      const uint64_t n = size();
+      const uint64_t rcount = op.count * DataTypeSize(op.dtype) / DataTypeSize(op.recv_dtype);
+      std::vector<uint64_t> sc(n, op.count), sd(n), rc(n, rcount), rd(n);
+      for (uint64_t i = 0; i < n; ++i) {
+        sd[i] = i * op.count;
+        rd[i] = i * rcount;
+      }
+      return alg::AlltoAllV(g, op.send, sc.data(), sd.data(), op.dtype, op.recv, rc.data(),
+                            rd.data(), op.recv_dtype, scratch, result);
+    }
     case OpType::kAlltoAllV:
     case OpType::kAlltoAllVC:
       return alg::AlltoAllV(g, op.send, lists.send_counts.data(), lists.send_displs.data(),

@@ -162,11 +162,14 @@ class Communicator : public std::enable_shared_from_this<Communicator> {
   static constexpr bool DirectOp(OpType type) {
     return type == OpType::kAllReduce || type == OpType::kBroadcast ||
            type == OpType::kAllGather || type == OpType::kReduceScatter ||
-           type == OpType::kReduce;
+           type == OpType::kReduce || type == OpType::kAlltoAll;
   }
-  // The byte count compared with the limit is a rank's part (AllGather, ReduceScatter: a block).
+  // The byte count compared with the limit is a rank's part (AllGather, ReduceScatter,
+  // AlltoAll: a block). An AlltoAll whose two types differ takes the generic path, which
+  // judges them; a peer whose types agree goes direct, and the two ops' fingerprints differ.
   bool DirectFits(const OpDesc& op) const {
-    if (!direct_ready_.load(std::memory_order_acquire) || !DirectOp(op.type) || op.count == 0) {
+    if (!direct_ready_.load(std::memory_order_acquire) || !DirectOp(op.type) || op.count == 0 ||
+        (op.type == OpType::kAlltoAll && op.recv_dtype != op.dtype)) {
       return false;
     }
     return op.count * DataTypeSize(op.dtype) <= direct_max_.load(std::memory_order_relaxed);

@@ -1,14 +1,14 @@
 // The direct exchange: a small collective of a 2-rank communicator whose link is shared memory
-// (AllReduce, Broadcast, AllGather, ReduceScatter, Reduce) goes through the link's direct slots
+// (AllReduce, Broadcast, AllGather, ReduceScatter, Reduce, AlltoAll) goes through the link's direct slots
 // (transport::Link::DirectPost) instead of the generic path (op header frame, algorithm,
 // progress engine, byte rings). Each rank writes its part of the op and a check word into its
 // slot under the op's collective sequence number, waits for the peer's slot to show the same
 // number, and makes its output from the two. One cache line each way for an 8-byte op; nothing
 // is staged, no thread is woken unless the peer sleeps.
 //
-// A rank's part: AllReduce and AllGather its input, ReduceScatter the block of its input the
-// peer keeps, Reduce its input (the root: nothing), Broadcast the root's buffer (the other:
-// nothing). Both ranks post and wait for each op, the ones that send nothing too: the peer's post
+// A rank's part: AllReduce and AllGather its input, ReduceScatter and AlltoAll the block of its
+// input the peer keeps, Reduce its input (the root: nothing), Broadcast the root's buffer (the
+// other: nothing). Both ranks post and wait for each op, the ones that send nothing too: the peer's post
 // says it has read this rank's previous part, which lets this rank write that slot again.
 //
 // Which ops go direct is decided alike on both ranks: it depends on the op (type, byte count of
@@ -136,7 +136,7 @@ void Communicator::NoteDirectLink() {
   direct_max_.store(max, std::memory_order_relaxed);
   direct_ready_.store(true, std::memory_order_release);
   HCCL_RUN_INFO("[InitChannelStage]communicator[{}] rank[{}]: AllReduce, Broadcast, AllGather, "
-                "ReduceScatter and Reduce of up to {} bytes a rank go through the direct slots "
+                "ReduceScatter, Reduce and AlltoAll of up to {} bytes a rank go through the direct slots "
                 "of the shm link to rank[{}]",
                 identifier(), rank(), max, rank() ^ 1);
 }
@@ -177,6 +177,7 @@ const void* Communicator::DirectPart(const OpDesc& op, size_t* bytes) const {
   *bytes = n;
   switch (op.type) {
     case OpType::kReduceScatter:
+    case OpType::kAlltoAll:
       return static_cast<const char*>(op.send) + peer * n;
     case OpType::kReduce:
       if (rank() == op.root) *bytes = 0;
@@ -219,6 +220,15 @@ void Communicator::FinishDirect(const OpDesc& op, const void* theirs) {
       // This rank's block first: its input may lie where the peer's block goes.
       char* out = static_cast<char*>(op.recv);
       if (op.send != out + me * n) std::memmove(out + me * n, op.send, n);
+      std::memcpy(out + (me ^ 1) * n, theirs, n);
+      break;
+    }
+    case OpType::kAlltoAll: {
+      // This rank's own block first (its part for the peer is in the slot already): the peer's
+      // block may go where this rank's own block is read from.
+      char* out = static_cast<char*>(op.recv);
+      const char* own = static_cast<const char*>(op.send) + me * n;
+      if (own != out + me * n) std::memmove(out + me * n, own, n);
       std::memcpy(out + (me ^ 1) * n, theirs, n);
       break;
     }

@@ -58,7 +58,10 @@ void UserBuffers(const OpDesc& op, uint32_t rank, uint32_t nranks, std::vector<B
       add(op.send, MaxExtent(op.lists().send_counts, op.lists().send_displs), sz, "input");
       add(op.recv, op.count, sz, "output");
       break;
-    case OpType::kAlltoAll:
+    case OpType::kAlltoAll:  // equal blocks, no lists: count elements of dtype to each rank
+      add(op.send, op.count * nranks, sz, "input");
+      add(op.recv, op.count * sz / rsz * nranks, rsz, "output");
+      break;
     case OpType::kAlltoAllV:
     case OpType::kAlltoAllVC:
       add(op.send, MaxExtent(op.lists().send_counts, op.lists().send_displs), sz, "input");

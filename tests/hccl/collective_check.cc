@@ -266,6 +266,7 @@ class Checker {
         AllGather(t, count, false);
         AllGather(t, count, true);
         for (uint32_t root = 0; root < n_; ++root) Broadcast(t, count, root);
+        AlltoAll(t, count);
       }
     }
   }

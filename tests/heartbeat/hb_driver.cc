@@ -1,7 +1,7 @@
 // Fault driver for the heartbeat tests, run as every rank of `vigil run -n N -- hb_driver ...`.
 //
 //   hb_driver --out DIR --fault none|kill|killmid|stop|sleep|cut|loop|hold [--victim R] [--peer P]
-//             [--warmup W] [--count C] [--op allreduce|broadcast|allgather|reducescatter|reduce]
+//             [--warmup W] [--count C] [--op allreduce|broadcast|allgather|reducescatter|reduce|alltoall]
 //
 // Every rank makes a communicator, runs W AllReduces (links up, heartbeat settled), writes
 // DIR/ready-R, then the fault op (--op: AllReduce unless named; C elements a rank, root 0):
@@ -147,7 +147,8 @@ int main(int argc, char** argv) {
   HcclComm comm;
   if (HcclCommInitRootInfo(n, &root, rank, &comm) != HCCL_SUCCESS) return 13;
 
-  // Room for the ops whose other buffer holds a block per rank (AllGather, ReduceScatter).
+  // Room for the ops whose other buffer holds a block per rank (AllGather, ReduceScatter,
+  // AlltoAll).
   std::vector<float> in(count * n, 1.0f), outv(count * n, 0.0f);
   auto run_op = [&]() -> HcclResult {
     const HcclDataType f = HCCL_DATA_TYPE_FP32;
@@ -159,6 +160,7 @@ int main(int argc, char** argv) {
     if (op == "reduce") {
       return HcclReduce(in.data(), outv.data(), count, f, HCCL_REDUCE_SUM, 0, comm, stream);
     }
+    if (op == "alltoall") return HcclAlltoAll(in.data(), count, f, outv.data(), count, f, comm, stream);
     return HcclAllReduce(in.data(), outv.data(), count, f, HCCL_REDUCE_SUM, comm, stream);
   };
   for (int i = 0; i < warmup; ++i) {

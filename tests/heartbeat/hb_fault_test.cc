@@ -263,7 +263,8 @@ TEST(HeartbeatFault, F1KillMidTransferFourRanks) {
 TEST(HeartbeatFault, F1KillDirectExchangeTwoRanks) {
   const std::pair<const char*, const char*> runs[] = {
       {"killmid", "allreduce"}, {"kill", "allreduce"},     {"killmid", "broadcast"},
-      {"killmid", "allgather"}, {"killmid", "reducescatter"}, {"killmid", "reduce"}};
+      {"killmid", "allgather"}, {"killmid", "reducescatter"}, {"killmid", "reduce"},
+      {"killmid", "alltoall"}};
   for (const auto& [fault, op] : runs) {
     SCOPED_TRACE(std::string(fault) + " " + op);
     Job job;
