@@ -296,8 +296,15 @@ TEST_F(HierChoice, Automatic) {
   EXPECT_EQ(HierAlgType(plan), "ring-H-D-null");  // two hosts: a power of two
   ASSERT_TRUE(ChooseHierarchical(CollOp::kAllReduce, three_by_two_, 16u << 20, &plan));
   EXPECT_EQ(HierAlgType(plan), "ring-ring-null");
-  ASSERT_TRUE(ChooseHierarchical(CollOp::kAllReduce, three_by_two_, 1024, &plan));
+  ASSERT_TRUE(ChooseHierarchical(CollOp::kAllReduce, three_by_two_, 4096, &plan));
   EXPECT_EQ(HierAlgType(plan), "ring-H-D-null");  // small blocks
+  ASSERT_TRUE(ChooseHierarchical(CollOp::kAllReduce, three_by_two_, 1024, &plan));
+  EXPECT_EQ(HierAlgType(plan), "ring-fullmesh-null");  // 512 B blocks: one round between hosts
+  const HostLayout four_by_one = HostLayout::FromHostIds({"a", "b", "c", "d"}, 0);
+  ASSERT_TRUE(ChooseHierarchical(CollOp::kAllReduce, four_by_one, 8, &plan));
+  EXPECT_EQ(HierAlgType(plan), "ring-fullmesh-null");
+  ASSERT_TRUE(ChooseHierarchical(CollOp::kAllReduce, four_by_one, 4096, &plan));
+  EXPECT_EQ(HierAlgType(plan), "ring-H-D-null");
   ASSERT_TRUE(ChooseHierarchical(CollOp::kReduceScatter, two_by_two_, 1u << 20, &plan));
   EXPECT_EQ(HierAlgType(plan), "ring-fullmesh-null");
   ASSERT_TRUE(ChooseHierarchical(CollOp::kAllGather, two_by_two_, 1u << 20, &plan));
