@@ -6,6 +6,7 @@
 #include <netinet/tcp.h>
 #include <poll.h>
 #include <sys/socket.h>
+#include <sys/uio.h>
 
 #include <algorithm>
 #include <cmath>
@@ -96,13 +97,41 @@ HcclResult TcpLink::SocketError(const char* op, int err) {
 }
 
 HcclResult TcpLink::TrySend(const void* buf, size_t n, size_t* moved) {
+  return SendPieces(nullptr, 0, buf, n, moved);
+}
+
+// A head (an op header) and its body leave in one sendmsg: one segment for a small message
+// instead of two, and each segment costs a pass through both hosts' network stacks (4 ranks
+// on 4 hosts, 8 B AllReduce: sendto and the softirq work it triggers took ~half the CPU).
+HcclResult TcpLink::TrySend2(const void* a, size_t na, const void* b, size_t nb, size_t* moved) {
+  return SendPieces(a, na, b, nb, moved);
+}
+
+// Sends a then b, each sendmsg within one kTcpChunk (a chunk's bytes go to one QP).
+HcclResult TcpLink::SendPieces(const void* a, size_t na, const void* b, size_t nb,
+                               size_t* moved) {
   *moved = 0;
   if (broken()) return HCCL_E_REMOTE;
-  const char* p = static_cast<const char*>(buf);
+  const size_t n = na + nb;
   size_t done = 0;
   while (done < n) {
-    size_t len = std::min(n - done, kTcpChunk - static_cast<size_t>(send_off_ % kTcpChunk));
-    ssize_t r = send(SendFd(), p + done, len, MSG_DONTWAIT | MSG_NOSIGNAL);
+    size_t room = kTcpChunk - static_cast<size_t>(send_off_ % kTcpChunk);
+    iovec iov[2];
+    int parts = 0;
+    if (done < na) {
+      const size_t len = std::min(na - done, room);
+      iov[parts++] = {const_cast<char*>(static_cast<const char*>(a) + done), len};
+      room -= len;
+    }
+    const size_t body_done = done > na ? done - na : 0;
+    if (room > 0 && body_done < nb) {
+      iov[parts++] = {const_cast<char*>(static_cast<const char*>(b) + body_done),
+                      std::min(nb - body_done, room)};
+    }
+    msghdr msg{};
+    msg.msg_iov = iov;
+    msg.msg_iovlen = static_cast<size_t>(parts);
+    ssize_t r = sendmsg(SendFd(), &msg, MSG_DONTWAIT | MSG_NOSIGNAL);
     if (r > 0) {
       done += static_cast<size_t>(r);
       send_off_ += static_cast<uint64_t>(r);

@@ -48,6 +48,7 @@ class TcpLink : public LinkBase {
   ~TcpLink() override;
 
   HcclResult TrySend(const void* buf, size_t n, size_t* moved) override;
+  HcclResult TrySend2(const void* a, size_t na, const void* b, size_t nb, size_t* moved) override;
   HcclResult TryRecv(void* buf, size_t n, size_t* moved) override;
   void WaitReady(bool for_send, int timeout_ms) override;
   bool AppendPollFds(bool for_send, std::vector<pollfd>* fds) const override;
@@ -81,6 +82,7 @@ class TcpLink : public LinkBase {
     return RecvAllowance() == 0 ? -1 : RecvFd();
   }
   HcclResult SocketError(const char* op, int err);
+  HcclResult SendPieces(const void* a, size_t na, const void* b, size_t nb, size_t* moved);
 
   std::vector<net::Socket> qps_;
   std::chrono::milliseconds send_timeout_;

@@ -539,6 +539,46 @@ TEST_P(LinkTest, LentSendsArriveIntact) {
   EXPECT_TRUE(in == msg);
 }
 
+// A head and its body leave together (one sendmsg on TCP); where the pair straddles the point
+// at which the stream moves to its next QP, each byte still goes to the QP its offset names.
+TEST_P(LinkTest, HeadAndBodyAcrossAQpBoundaryArriveInOrder) {
+  Ranks ranks(2, GetParam());
+  ranks.ConnectAll();
+  Link* tx = ranks.ts[0]->link(1);
+  Link* rx = ranks.ts[1]->link(0);
+  constexpr size_t kChunk = 256u << 10;  // the TCP link's piece per QP
+  for (size_t lead : {kChunk - 3, kChunk - 8, kChunk - 9, size_t{5}}) {
+    for (size_t body : {size_t{1}, size_t{4096}, kChunk + 17}) {
+      std::vector<uint8_t> pad = Pattern(static_cast<uint32_t>(lead), lead), pad_in(lead);
+      std::vector<uint8_t> msg = Pattern(static_cast<uint32_t>(body + 1), body), in(body);
+      uint64_t head = 0x5eed0000 + body, head_in = 0;
+      // One Progress per message: transfers on one link within a Progress are not ordered.
+      std::vector<std::vector<Xfer>> s{{{tx, true, pad.data(), lead}},
+                                       {{tx, true, msg.data(), body}}};
+      s[1][0].head = &head;
+      s[1][0].head_bytes = sizeof(head);
+      std::vector<std::vector<Xfer>> r{{{rx, false, pad_in.data(), lead}},
+                                       {{rx, false, in.data(), body}}};
+      r[1][0].head = &head_in;
+      r[1][0].head_bytes = sizeof(head_in);
+      std::thread sender([&] {
+        for (auto& x : s) {
+          ProgressError err;
+          EXPECT_EQ(Progress(x, Within(30s), &err), HCCL_SUCCESS) << err.reason;
+        }
+      });
+      for (auto& x : r) {
+        ProgressError err;
+        EXPECT_EQ(Progress(x, Within(30s), &err), HCCL_SUCCESS) << err.reason;
+      }
+      sender.join();
+      ASSERT_TRUE(pad_in == pad) << "lead " << lead << " body " << body;
+      ASSERT_TRUE(in == msg) << "lead " << lead << " body " << body;
+      EXPECT_EQ(head_in, head);
+    }
+  }
+}
+
 // A lender that gives up (deadline) recalls its lend: the reader gets nothing more of it, as if
 // it had never been sent, and times out itself instead of reading a buffer returned to the user.
 TEST_P(LinkTest, RecalledLendIsNotReadAfterTheSenderGaveUp) {
