@@ -547,17 +547,17 @@ TEST_P(LinkTest, HeadAndBodyAcrossAQpBoundaryArriveInOrder) {
   Link* tx = ranks.ts[0]->link(1);
   Link* rx = ranks.ts[1]->link(0);
   constexpr size_t kChunk = 256u << 10;  // the TCP link's piece per QP
-  for (size_t lead : {kChunk - 3, kChunk - 8, kChunk - 9, size_t{5}}) {
+  for (size_t before : {kChunk - 3, kChunk - 8, kChunk - 9, size_t{5}}) {
     for (size_t body : {size_t{1}, size_t{4096}, kChunk + 17}) {
-      std::vector<uint8_t> pad = Pattern(static_cast<uint32_t>(lead), lead), pad_in(lead);
+      std::vector<uint8_t> pad = Pattern(static_cast<uint32_t>(before), before), pad_in(before);
       std::vector<uint8_t> msg = Pattern(static_cast<uint32_t>(body + 1), body), in(body);
       uint64_t head = 0x5eed0000 + body, head_in = 0;
       // One Progress per message: transfers on one link within a Progress are not ordered.
-      std::vector<std::vector<Xfer>> s{{{tx, true, pad.data(), lead}},
+      std::vector<std::vector<Xfer>> s{{{tx, true, pad.data(), before}},
                                        {{tx, true, msg.data(), body}}};
       s[1][0].head = &head;
       s[1][0].head_bytes = sizeof(head);
-      std::vector<std::vector<Xfer>> r{{{rx, false, pad_in.data(), lead}},
+      std::vector<std::vector<Xfer>> r{{{rx, false, pad_in.data(), before}},
                                        {{rx, false, in.data(), body}}};
       r[1][0].head = &head_in;
       r[1][0].head_bytes = sizeof(head_in);
@@ -572,8 +572,8 @@ TEST_P(LinkTest, HeadAndBodyAcrossAQpBoundaryArriveInOrder) {
         EXPECT_EQ(Progress(x, Within(30s), &err), HCCL_SUCCESS) << err.reason;
       }
       sender.join();
-      ASSERT_TRUE(pad_in == pad) << "lead " << lead << " body " << body;
-      ASSERT_TRUE(in == msg) << "lead " << lead << " body " << body;
+      ASSERT_TRUE(pad_in == pad) << "before " << before << " body " << body;
+      ASSERT_TRUE(in == msg) << "before " << before << " body " << body;
       EXPECT_EQ(head_in, head);
     }
   }
