@@ -97,19 +97,14 @@ HcclResult TcpLink::SocketError(const char* op, int err) {
 }
 
 HcclResult TcpLink::TrySend(const void* buf, size_t n, size_t* moved) {
-  return SendPieces(nullptr, 0, buf, n, moved);
+  return TrySend2(nullptr, 0, buf, n, moved);
 }
 
 // A head (an op header) and its body leave in one sendmsg: one segment for a small message
 // instead of two, and each segment costs a pass through both hosts' network stacks (4 ranks
 // on 4 hosts, 8 B AllReduce: sendto and the softirq work it triggers took ~half the CPU).
+// Each sendmsg stays within one kTcpChunk (a chunk's bytes go to one QP).
 HcclResult TcpLink::TrySend2(const void* a, size_t na, const void* b, size_t nb, size_t* moved) {
-  return SendPieces(a, na, b, nb, moved);
-}
-
-// Sends a then b, each sendmsg within one kTcpChunk (a chunk's bytes go to one QP).
-HcclResult TcpLink::SendPieces(const void* a, size_t na, const void* b, size_t nb,
-                               size_t* moved) {
   *moved = 0;
   if (broken()) return HCCL_E_REMOTE;
   const size_t n = na + nb;

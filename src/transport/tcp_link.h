@@ -82,7 +82,6 @@ class TcpLink : public LinkBase {
     return RecvAllowance() == 0 ? -1 : RecvFd();
   }
   HcclResult SocketError(const char* op, int err);
-  HcclResult SendPieces(const void* a, size_t na, const void* b, size_t nb, size_t* moved);
 
   std::vector<net::Socket> qps_;
   std::chrono::milliseconds send_timeout_;

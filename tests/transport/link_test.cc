@@ -546,9 +546,8 @@ TEST_P(LinkTest, HeadAndBodyAcrossAQpBoundaryArriveInOrder) {
   ranks.ConnectAll();
   Link* tx = ranks.ts[0]->link(1);
   Link* rx = ranks.ts[1]->link(0);
-  constexpr size_t kChunk = 256u << 10;  // the TCP link's piece per QP
-  for (size_t before : {kChunk - 3, kChunk - 8, kChunk - 9, size_t{5}}) {
-    for (size_t body : {size_t{1}, size_t{4096}, kChunk + 17}) {
+  for (size_t before : {kTcpChunk - 3, kTcpChunk - 8, kTcpChunk - 9, size_t{5}}) {
+    for (size_t body : {size_t{1}, size_t{4096}, kTcpChunk + 17}) {
       std::vector<uint8_t> pad = Pattern(static_cast<uint32_t>(before), before), pad_in(before);
       std::vector<uint8_t> msg = Pattern(static_cast<uint32_t>(body + 1), body), in(body);
       uint64_t head = 0x5eed0000 + body, head_in = 0;
