@@ -445,11 +445,8 @@ aclError Communicator::ExecuteHeld(const OpDesc& op, const OpRecord& record, alg
   // buffer are still live or host, and nothing needs looking up. An op with the same key as that
   // op (same shape and pointers) need not even list its buffers.
   const BufferKey key{op.type, op.send, op.recv, op.count, op.dtype, op.root};
-  bool unchanged = checked_at == checked_at_ && key == checked_key_;
-  if (!unchanged) {
-    UserBuffers(op, rank(), size(), &uses_);
-    unchanged = checked_at == checked_at_ && SameRanges(uses_, checked_uses_);
-  }
+  bool unchanged = false;
+  const BufferUse* bad = FaultyUserBuffer(op, key, checked_at, &unchanged);
   // Every op stages through the CCL buffer first, as on a device: after HcclCommDestroy this
   // copy hits the freed buffer (EI0012), whatever the algorithm would do next.
   rt::CopyFault fault;
@@ -466,32 +463,25 @@ aclError Communicator::ExecuteHeld(const OpDesc& op, const OpRecord& record, alg
                                  PtrText(ccl_base_));
     return fail(OpFailure::Kind::kCopyFault, HCCL_E_RUNTIME);
   }
-  if (!unchanged) {
-    for (const BufferUse& use : uses_) {
-      const rt::AddrState state = rt::DeviceMemory::Instance().State(use.ptr, use.bytes);
-      if (rt::IsFault(state)) {
-        rt::AddrCheck check = rt::DeviceMemory::Instance().Check(use.ptr, use.bytes, false);
-        check.state = state;
-        failure.copy_src = use.ptr;
-        failure.copy_dst = use.ptr;
-        failure.copy_bytes = use.bytes;
-        failure.faulting_buffer = fmt::format("user {} buffer", use.name);
-        failure.reason = fmt::format(
-            "user {} buffer {} needs {} bytes but {}", use.name, PtrText(use.ptr), use.bytes,
-            check.state == rt::AddrState::kFreed ? std::string("it was freed")
-            : check.state == rt::AddrState::kUnmapped
-                ? fmt::format("it touches unmapped virtual memory (beside the {} bytes at "
-                              "{:#x})",
-                              check.alloc_size, check.alloc_base)
-                : fmt::format("its allocation at {:#x} holds only {} bytes", check.alloc_base,
-                              check.alloc_size));
-        return fail(OpFailure::Kind::kCopyFault, HCCL_E_RUNTIME);
-      }
-    }
-    checked_at_ = checked_at;
-    checked_uses_ = uses_;  // no allocation once it has held as many buffers
-    checked_key_ = KeyedBuffers(op.type) ? key : BufferKey{};
+  if (bad != nullptr) {
+    const BufferUse& use = *bad;
+    rt::AddrCheck check = rt::DeviceMemory::Instance().Check(use.ptr, use.bytes, false);
+    check.state = rt::DeviceMemory::Instance().State(use.ptr, use.bytes);
+    failure.copy_src = use.ptr;
+    failure.copy_dst = use.ptr;
+    failure.copy_bytes = use.bytes;
+    failure.faulting_buffer = fmt::format("user {} buffer", use.name);
+    failure.reason = fmt::format(
+        "user {} buffer {} needs {} bytes but {}", use.name, PtrText(use.ptr), use.bytes,
+        check.state == rt::AddrState::kFreed ? std::string("it was freed")
+        : check.state == rt::AddrState::kUnmapped
+            ? fmt::format("it touches unmapped virtual memory (beside the {} bytes at {:#x})",
+                          check.alloc_size, check.alloc_base)
+            : fmt::format("its allocation at {:#x} holds only {} bytes", check.alloc_base,
+                          check.alloc_size));
+    return fail(OpFailure::Kind::kCopyFault, HCCL_E_RUNTIME);
   }
+  if (!unchanged) NoteBuffersChecked(op, key, checked_at);
 
   if (links_closed_.load()) {
     std::string why;

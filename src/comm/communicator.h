@@ -15,6 +15,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <set>
 #include <string>
 #include <vector>
@@ -153,6 +154,13 @@ class Communicator : public std::enable_shared_from_this<Communicator> {
   // `algo` and `plan`: what Enqueue picked (and named in the op's record).
   aclError Execute(const OpDesc& op, const OpRecord& record, alg::Algo algo,
                    const alg::HierPlan& plan);
+  // The op's user buffers against the memory map (under exec_mu_): *unchanged when they are
+  // those checked last and the map's generation is still `checked_at` (nothing looked up);
+  // else the first of them (listed in uses_) that is freed, unmapped or too small, or nullptr.
+  const BufferUse* FaultyUserBuffer(const OpDesc& op, const BufferKey& key, uint64_t checked_at,
+                                    bool* unchanged);
+  // Records the op's buffers (uses_) as those checked last, at generation `checked_at`.
+  void NoteBuffersChecked(const OpDesc& op, const BufferKey& key, uint64_t checked_at);
   // Execute's body, with exec_mu_ held by the caller.
   aclError ExecuteHeld(const OpDesc& op, const OpRecord& record, alg::Algo algo,
                        const alg::HierPlan& plan);
@@ -179,8 +187,9 @@ class Communicator : public std::enable_shared_from_this<Communicator> {
   // The op through the slots, under exec_mu_, its start recorded (direct_start_/_deadline_):
   // posts this rank's part (unless `posted`: an inline run did), waits for the peer's and
   // combines, recording the op's end as ExecuteHeld does (success or failure). `bounded`: gives
-  // up waiting after a short while (nothing recorded) with kDirectPending.
+  // up waiting at direct_give_back_ (nothing recorded) with kDirectPending.
   static constexpr aclError kDirectPending = -3;
+  static constexpr aclError kDirectNotRun = -4;
   aclError RunDirect(const OpDesc& op, const OpRecord& record, uint64_t seq, bool posted,
                      bool bounded);
   // What this rank posts for the op (*bytes of it; nullptr with 0: nothing but the number), and
@@ -198,13 +207,27 @@ class Communicator : public std::enable_shared_from_this<Communicator> {
   // this op after all.
   bool JudgeDirectHead(const OpDesc& op, const OpRecord& record, uint64_t seq, const void* head,
                        aclError* rc);
-  // The op on the caller's thread (an idle stream, buffers as checked last): kDone, kPending
+  // The op on the caller's thread (an idle stream, its buffers valid): kDone, kPending
   // (posted; the stream stays claimed and exec_mu_ held until ResumeDirect runs from its queue)
   // or kNotRun (nothing done: queue it).
   enum class InlineRun { kNotRun, kDone, kPending };
   InlineRun TryRunDirect(const OpDesc& op, const OpRecord& record, rt::Stream* stream);
-  // The queued rest of a pending inline run.
-  aclError ResumeDirect(const OpDesc& op, const OpRecord& record);
+  // A direct op's start on the running thread: takes exec_mu_ without waiting, checks that the
+  // op may go direct now, records its start and runs it for up to `budget`. kDirectNotRun
+  // (nothing done, exec_mu_ free), kDirectPending (posted, exec_mu_ held for ResumeDirect), or
+  // the op's result (ended; *detail set on failure).
+  aclError StartDirect(const OpDesc& op, const OpRecord& record, SteadyClock::duration budget,
+                       std::string* detail);
+  // The rest of a posted op: its wait and combine, for up to `budget` (kDirectPending: still
+  // posted, exec_mu_ still held) or, with none, to its end.
+  aclError ResumeDirect(const OpDesc& op, const OpRecord& record,
+                        std::optional<SteadyClock::duration> budget);
+  // An op's queued task. A direct op run by its enqueuer (rt::RunningQueued) is bounded: it
+  // returns rt::kTaskNotDone when the peer is late (*posted then says it posted) or it cannot go
+  // direct now (the worker's or a Synchronize's run then takes it through Execute).
+  aclError RunQueuedOp(const OpDesc& op, const OpRecord& record, alg::Algo algo,
+                       const alg::HierPlan& plan, bool* posted);
+
   // A short reason for the algorithm choice ([SelectAlg] line).
   std::string ChoiceReason(const OpDesc& op, alg::Algo algo) const;
   // An op's end, however it ends, under exec_mu_ (one writer).
@@ -356,6 +379,8 @@ class Communicator : public std::enable_shared_from_this<Communicator> {
   SteadyClock::time_point direct_deadline_ = SteadyClock::time_point::max();
   uint64_t direct_check_ = 0;
   SteadyClock::time_point direct_moved_;  // when a wait last moved this thread off its CPU
+  // A bounded wait gives the op back to the stream then (AwaitDirect).
+  SteadyClock::time_point direct_give_back_ = SteadyClock::time_point::max();
 };
 
 }  // namespace vigil::comm

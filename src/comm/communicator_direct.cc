@@ -17,8 +17,9 @@
 // has neither).
 //
 // Inline. An op that goes direct on an idle stream (nothing queued or running, no op of the
-// communicator in flight, its buffers those checked last with the memory map unchanged) runs
-// on the caller's thread, inside its API call: records, post, wait, combine, records. The
+// communicator in flight, its buffers live: those checked last with the memory map unchanged, or
+// looked up anew) runs on the caller's thread, inside its API call: records, post, wait,
+// combine, records. The
 // caller never waits long for a peer: after kInlineBudget without the peer's part the op is
 // left half done (posted) and the rest of it, the wait and the combine, is queued on the stream
 // as its next task (ResumeDirect), where the stream's worker or the caller's Synchronize runs
@@ -67,6 +68,11 @@ constexpr int kSleepMs = 50;  // abort and deadline seen at least this often
 constexpr auto kMoveEvery = std::chrono::milliseconds(10);
 // How long an inline run waits on the caller's thread before it leaves the rest to the stream.
 constexpr auto kInlineBudget = std::chrono::microseconds(50);
+// How long an enqueuer that runs its stream's queued direct ops (RunQueuedOp) waits for a late
+// peer: a peer that runs its own queue down posts within a microsecond, one that stays away
+// (busy computing) costs each enqueue this much until the stream's worker takes the queue
+// over (the handoff time; the worker then waits for it).
+constexpr auto kQueuedBudget = std::chrono::microseconds(5);
 
 // What SameOp (consistency.cc) compares, folded into one word: equal ops, equal words.
 uint64_t CheckWord(const OpFingerprint& fp) {
@@ -279,7 +285,6 @@ const void* Communicator::AwaitDirect(const OpDesc& op, const OpRecord& record, 
   const SteadyClock::time_point entered = direct_start_;
   const SteadyClock::time_point spin_until = entered + kSpin;
   const SteadyClock::time_point yield_until = entered + kYieldPoll;
-  const SteadyClock::time_point give_back = entered + kInlineBudget;
   auto transfer_failed = [&](HcclResult code, bool timed_out, std::string reason) {
     transport::ProgressError pe;
     pe.code = code;
@@ -346,7 +351,7 @@ const void* Communicator::AwaitDirect(const OpDesc& op, const OpRecord& record, 
         return RingInstead(op, record, seq, rc);
       }
     }
-    if (bounded && now >= give_back) {
+    if (bounded && now >= direct_give_back_) {
       *rc = kDirectPending;
       return nullptr;
     }
@@ -415,20 +420,34 @@ bool Communicator::JudgeDirectHead(const OpDesc& op, const OpRecord& record, uin
 Communicator::InlineRun Communicator::TryRunDirect(const OpDesc& op, const OpRecord& record,
                                                    rt::Stream* stream) {
   if (!stream->BeginInline()) return InlineRun::kNotRun;
-  if (!exec_mu_.try_lock()) {  // another stream's op (fault F8): Execute reports it
-    stream->CancelInline();
-    return InlineRun::kNotRun;
-  }
-  // Only what the last checked op left valid: the same buffers, the memory map unchanged (else
-  // the queued op checks them and reports a fault), and nothing wrong with the communicator.
-  const BufferKey key{op.type, op.send, op.recv, op.count, op.dtype, op.root};
-  if (!DirectFits(op) || links_closed_.load() || abort_.load() != 0 || destroyed_.load() ||
-      !(key == checked_key_) || rt::DeviceMemory::Instance().Generation() != checked_at_) {
-    exec_mu_.unlock();
-    stream->CancelInline();
-    return InlineRun::kNotRun;
-  }
   const auto began = rt::prof::Active() ? rt::prof::Clock::now() : rt::prof::Clock::time_point{};
+  std::string detail;
+  const aclError rc = StartDirect(op, record, kInlineBudget, &detail);
+  if (rc == kDirectNotRun) {
+    stream->CancelInline();
+    return InlineRun::kNotRun;
+  }
+  if (rc == kDirectPending) return InlineRun::kPending;
+  stream->EndInline(rt::TaskType::kHccl, rc, &detail, began);
+  return InlineRun::kDone;
+}
+
+aclError Communicator::StartDirect(const OpDesc& op, const OpRecord& record,
+                                   SteadyClock::duration budget, std::string* detail) {
+  if (!exec_mu_.try_lock()) return kDirectNotRun;  // another stream's op (F8): Execute reports it
+  // Only with valid buffers (a fault is the queued op's to report, as it checks them again)
+  // and nothing wrong with the communicator. Buffers other than those checked last are looked
+  // up here, so the first op after another kind (a barrier, a larger op) runs inline too: had
+  // it been queued, every op enqueued behind it would have found it in flight and queued too.
+  const BufferKey key{op.type, op.send, op.recv, op.count, op.dtype, op.root};
+  const uint64_t checked_at = rt::DeviceMemory::Instance().Generation();
+  bool unchanged = false;
+  if (!DirectFits(op) || links_closed_.load() || abort_.load() != 0 || destroyed_.load() ||
+      FaultyUserBuffer(op, key, checked_at, &unchanged) != nullptr) {
+    exec_mu_.unlock();
+    return kDirectNotRun;
+  }
+  if (!unchanged) NoteBuffersChecked(op, key, checked_at);
   if (failure_dirty_) {
     failure_ = OpFailure{};
     failure_dirty_ = false;
@@ -441,33 +460,55 @@ Communicator::InlineRun Communicator::TryRunDirect(const OpDesc& op, const OpRec
   direct_deadline_ = options_.exec_timeout_s > 0
                          ? start + std::chrono::seconds(options_.exec_timeout_s)
                          : SteadyClock::time_point::max();
+  direct_give_back_ = start + budget;
   aclError rc;
-  std::string detail;
   try {
     rc = RunDirect(op, record, ++coll_seq_, /*posted=*/false, /*bounded=*/true);
   } catch (const std::exception& e) {  // as a queued task's (rt::Stream)
     rc = ACL_ERROR_RT_INTERNAL_ERROR;
-    detail = std::string("task threw: ") + e.what();
+    *detail = std::string("task threw: ") + e.what();
   }
-  if (rc == kDirectPending) return InlineRun::kPending;
+  if (rc == kDirectPending) return rc;
   CountEnded();
   exec_mu_.unlock();
-  if (rc != ACL_SUCCESS && detail.empty()) detail = record.tag();
-  stream->EndInline(rt::TaskType::kHccl, rc, &detail, began);
-  return InlineRun::kDone;
+  if (rc != ACL_SUCCESS && detail->empty()) *detail = record.tag();
+  return rc;
 }
 
-aclError Communicator::ResumeDirect(const OpDesc& op, const OpRecord& record) {
-  // exec_mu_ is still held by the inline run that posted (an atomic word: any thread may
-  // release it).
-  struct End {
-    Communicator& c;
-    ~End() {
-      c.CountEnded();
-      c.exec_mu_.unlock();
-    }
-  } end{*this};
-  return RunDirect(op, record, coll_seq_, /*posted=*/true, /*bounded=*/false);
+aclError Communicator::ResumeDirect(const OpDesc& op, const OpRecord& record,
+                                    std::optional<SteadyClock::duration> budget) {
+  // exec_mu_ is still held by the run that posted (an atomic word: any thread may release it).
+  direct_give_back_ =
+      budget ? SteadyClock::now() + *budget : SteadyClock::time_point::max();
+  aclError rc;
+  try {
+    rc = RunDirect(op, record, coll_seq_, /*posted=*/true, /*bounded=*/budget.has_value());
+  } catch (...) {
+    CountEnded();
+    exec_mu_.unlock();
+    throw;
+  }
+  if (rc == kDirectPending) return rc;
+  CountEnded();
+  exec_mu_.unlock();
+  return rc;
+}
+
+aclError Communicator::RunQueuedOp(const OpDesc& op, const OpRecord& record, alg::Algo algo,
+                                   const alg::HierPlan& plan, bool* posted) {
+  if (!rt::RunningQueued()) {
+    return *posted ? ResumeDirect(op, record, std::nullopt) : Execute(op, record, algo, plan);
+  }
+  // Its enqueuer runs the stream's queue down (communicator_enqueue.cc): for a short while only.
+  aclError rc;
+  if (*posted) {
+    rc = ResumeDirect(op, record, kQueuedBudget);
+  } else {
+    std::string detail;
+    rc = StartDirect(op, record, kQueuedBudget, &detail);
+    *posted = rc == kDirectPending;
+  }
+  return rc == kDirectPending || rc == kDirectNotRun ? rt::kTaskNotDone : rc;
 }
 
 }  // namespace vigil::comm

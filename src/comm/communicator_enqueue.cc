@@ -1,7 +1,8 @@
 // Turning an op into work on its stream: queued as a task (the stream's worker, or a thread
 // that synchronizes the stream, runs it), or run at once on the calling thread: a small op of a
 // 2-rank communicator on shm, on an idle stream, through the link's direct slots
-// (communicator_direct.cc), which leaves its rest to the stream when the peer is late.
+// (communicator_direct.cc), which leaves its rest to the stream when the peer is late; the
+// next such op's enqueue then runs that rest and what queued behind it first, bounded.
 #include "comm/communicator.h"
 #include "comm/consistency.h"
 #include "comm/op_observer.h"
@@ -30,8 +31,14 @@ HcclResult Communicator::Enqueue(std::shared_ptr<Communicator>&& comm, OpDesc&& 
   if (self.destroyed_.load()) return HCCL_E_PARA;
   alg::HierPlan plan;
   const alg::Algo algo = self.CachedAlgorithm(op, &plan);
-  // Before the record counts this op among those queued.
-  const bool try_inline = may_inline && self.DirectFits(op) && self.in_flight() == 0;
+  // Before the record counts this op among those queued. Ops of the communicator in flight
+  // (queued behind one whose peer was late, each having found the one before in flight): the
+  // enqueuer runs them down first, so that the chain ends here rather than at a Synchronize.
+  const bool direct = may_inline && self.DirectFits(op);
+  bool try_inline = direct && self.in_flight() == 0;
+  if (direct && !try_inline) {
+    try_inline = stream->RunQueued() && self.in_flight() == 0;
+  }
   // Every field written once (default-initialized first, then assigned, cost ~18 instructions).
   OpRecord record{
       .comm = self.info_,
@@ -75,16 +82,21 @@ HcclResult Communicator::Enqueue(std::shared_ptr<Communicator>&& comm, OpDesc&& 
   // allocates nothing, and the task is built straight into its queue slot (no move of it).
   auto make = [&] {
     return [comm = std::move(comm), op = std::move(op), record = std::move(record), algo,
-            plan, resume](std::string* detail) {
-      aclError rc = resume ? comm->ResumeDirect(op, record) : comm->Execute(op, record, algo, plan);
-      if (rc != ACL_SUCCESS && detail != nullptr) *detail = record.tag();
+            plan, posted = resume](std::string* detail) mutable {
+      const aclError rc = comm->RunQueuedOp(op, record, algo, plan, &posted);
+      if (rc != ACL_SUCCESS && rc != rt::kTaskNotDone && detail != nullptr) {
+        *detail = record.tag();
+      }
       return rc;
     };
   };
   static_assert(rt::TaskFn::Fits<std::invoke_result_t<decltype(make)&>>(),
                 "an op's task must fit in place");
-  stream->EnqueueMade(rt::TaskType::kHccl, make);
-  if (resume) stream->CancelInline();
+  // A direct op's task may be run by a later enqueue (RunQueued), a bounded run at a time.
+  stream->EnqueueMade(rt::TaskType::kHccl, make, /*resumable=*/direct);
+  // Its rest is the stream's next task, as any queued one: a Synchronize's, a later enqueue's
+  // (RunQueued) or, after the handoff time, the worker's.
+  if (resume) stream->CancelInline(/*take_now=*/false);
   return HCCL_SUCCESS;
 }
 

@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "common/dtype.h"
+#include "runtime/device_memory.h"
 
 namespace vigil::comm {
 
@@ -77,6 +78,26 @@ void UserBuffers(const OpDesc& op, uint32_t rank, uint32_t nranks, std::vector<B
     case OpType::kBarrier:
       break;
   }
+}
+
+const BufferUse* Communicator::FaultyUserBuffer(const OpDesc& op, const BufferKey& key,
+                                                uint64_t checked_at, bool* unchanged) {
+  *unchanged = checked_at == checked_at_ && key == checked_key_;
+  if (*unchanged) return nullptr;
+  UserBuffers(op, rank(), size(), &uses_);
+  *unchanged = checked_at == checked_at_ && SameRanges(uses_, checked_uses_);
+  if (*unchanged) return nullptr;
+  for (const BufferUse& use : uses_) {
+    if (rt::IsFault(rt::DeviceMemory::Instance().State(use.ptr, use.bytes))) return &use;
+  }
+  return nullptr;
+}
+
+void Communicator::NoteBuffersChecked(const OpDesc& op, const BufferKey& key,
+                                      uint64_t checked_at) {
+  checked_at_ = checked_at;
+  checked_uses_ = uses_;  // no allocation once it has held as many buffers
+  checked_key_ = KeyedBuffers(op.type) ? key : BufferKey{};
 }
 
 }  // namespace vigil::comm

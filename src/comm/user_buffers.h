@@ -1,5 +1,6 @@
 // The user buffers an op reads and writes on one rank, for the check at the op's start that
-// each is live and large enough (comm/communicator.cc).
+// each is live and large enough (Communicator::FaultyUserBuffer, in user_buffers.cc, for the
+// generic path of communicator.cc and the direct one of communicator_direct.cc).
 #pragma once
 
 #include <cstdint>

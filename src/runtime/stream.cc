@@ -44,6 +44,7 @@
 #include "runtime/profiler.h"
 #include "runtime/rt_log.h"
 #include "runtime/stream_capture.h"
+#include "runtime/task_queue.h"
 
 namespace vigil::rt {
 namespace {
@@ -112,93 +113,16 @@ const char* TaskTypeName(TaskType type) {
 }
 
 struct Stream::Impl {
-  struct Task {
-    uint32_t id = 0;
-    TaskType type = TaskType::kKernel;
-    TaskFn fn;
-  };
-
-  // The queued tasks: a list of fixed chunks, recycled. A task is built in its slot and never
-  // moves (a vector of tasks moved every queued task each time it grew, and an HCCL op's task
-  // is a few hundred bytes); the worker takes the whole list at once and gives the chunks back.
-  class TaskQueue {
-   public:
-    struct Chunk {
-      static constexpr size_t kTasks = 32;
-      Task tasks[kTasks];
-      size_t used = 0;
-      Chunk* next = nullptr;
-    };
-    static constexpr size_t kMaxSpare = 16;  // chunks kept for reuse beyond this are freed
-
-    TaskQueue() = default;
-    TaskQueue(const TaskQueue&) = delete;
-    TaskQueue& operator=(const TaskQueue&) = delete;
-    ~TaskQueue() {
-      Free(head_);
-      Free(spare_);
-    }
-
-    bool empty() const { return head_ == nullptr; }
-    // The next slot, not yet queued: Commit() queues it.
-    Task& Next() {
-      if (tail_ == nullptr || tail_->used == Chunk::kTasks) {
-        Chunk* c = spare_;
-        if (c != nullptr) {
-          spare_ = c->next;
-          --spares_;
-        } else {
-          c = new Chunk;  // not new Chunk(): that would zero its 12 KB first
-        }
-        c->next = nullptr;
-        (tail_ != nullptr ? tail_->next : head_) = c;
-        tail_ = c;
-      }
-      return tail_->tasks[tail_->used];
-    }
-    void Commit() { ++tail_->used; }
-    // Every queued chunk, for the worker to run and then Recycle.
-    Chunk* TakeAll() {
-      Chunk* all = head_;
-      // A chunk Next() added for a slot not committed (its fill threw) stays queued, empty.
-      head_ = tail_ = nullptr;
-      return all;
-    }
-    void Recycle(Chunk* list) {
-      while (list != nullptr) {
-        Chunk* next = list->next;
-        if (spares_ < kMaxSpare) {
-          list->used = 0;
-          list->next = spare_;
-          spare_ = list;
-          ++spares_;
-        } else {
-          delete list;
-        }
-        list = next;
-      }
-    }
-
-   private:
-    static void Free(Chunk* c) {
-      while (c != nullptr) {
-        Chunk* next = c->next;
-        delete c;
-        c = next;
-      }
-    }
-    Chunk* head_ = nullptr;
-    Chunk* tail_ = nullptr;
-    Chunk* spare_ = nullptr;
-    size_t spares_ = 0;
-  };
-
   // What the worker is doing, for Push to know whether it must wake it.
   enum class WorkerState { kAwake, kLooking, kSleeping };
 
   // Swaps the pending queue out (under mu, held by `lock`) and runs it unlocked on this thread.
   void RunPending(Stream& stream, std::unique_lock<std::mutex>& lock);
   void RunBatch(Stream& stream, TaskQueue::Chunk* batch);
+  // Runs one task (unless the stream drops it) and reports its failure; its result.
+  aclError RunTask(Stream& stream, QueuedTask& task);
+  // A task ran or was dropped: its completion, published (and a Synchronize woken for it).
+  void Complete(QueuedTask& task);
 
   mutable std::mutex mu;
   std::condition_variable cv_work;  // worker waits here when it has nothing to take
@@ -336,8 +260,9 @@ void Stream::Impl::RunPending(Stream& stream, std::unique_lock<std::mutex>& lock
   executing = false;
   pending.Recycle(batch);
   // Tasks queued meanwhile have waited already: a caller that is done leaves them to the
-  // worker at once.
-  if (!pending.empty() || stopping) {
+  // worker at once. Resumable ones first (a chain of small ops, queued while a late one ran)
+  // wait for their enqueuer to run them down (RunQueued) or for the worker's next look.
+  if (stopping || (!pending.empty() && (sync_waiters.load() > 0 || !pending.Front()->resumable))) {
     take_now = true;
     if (worker_state != WorkerState::kAwake) cv_work.notify_one();
   }
@@ -345,47 +270,55 @@ void Stream::Impl::RunPending(Stream& stream, std::unique_lock<std::mutex>& lock
 
 void Stream::Impl::RunBatch(Stream& stream, TaskQueue::Chunk* batch) {
   for (TaskQueue::Chunk* chunk = batch; chunk != nullptr; chunk = chunk->next) {
-    for (size_t i = 0; i < chunk->used; ++i) {
-      Task& task = chunk->tasks[i];
-      // Event records still run on a failed stream: they only mark progress, and dropping
-      // them would leave host waiters blocked forever.
-      const bool drop =
-          failing.load(std::memory_order_relaxed) && task.type != TaskType::kEventRecord;
-      if (!drop) {
-        std::string detail;
-        aclError rc;
-        // Timed only while a device is profiled (aclprofStart): one relaxed load otherwise.
-        const bool profiled = prof::Active();
-        const prof::Clock::time_point began =
-            profiled ? prof::Clock::now() : prof::Clock::time_point{};
-        try {
-          rc = task.fn(&detail);
-        } catch (const std::exception& e) {
-          rc = ACL_ERROR_RT_INTERNAL_ERROR;
-          detail = std::string("task threw: ") + e.what();
-        }
-        if (profiled) {
-          prof::Record(prof::Span{stream.device_, stream.id_, task.id, task.type, rc, began,
-                                  prof::Clock::now()});
-        }
-        if (rc != ACL_SUCCESS) {
-          TaskFailInfo info;
-          info.device = stream.device_;
-          info.stream_id = stream.id_;
-          info.task_id = task.id;
-          info.retcode = rc;
-          info.type = task.type;
-          info.detail = std::move(detail);
-          stream.ReportFailure(info);
-        }
-      }
-      task.fn = nullptr;  // release what the task captured before signalling completion
-      completed.store(task.id);
-      if (sync_waiters.load() > 0 && task.id >= sync_wake_at.load()) {
-        { std::lock_guard<std::mutex> wake(mu); }
-        cv_done.notify_all();
-      }
+    for (size_t i = chunk->begin; i < chunk->used; ++i) {
+      QueuedTask& task = chunk->tasks[i];
+      RunTask(stream, task);
+      Complete(task);
     }
+  }
+}
+
+aclError Stream::Impl::RunTask(Stream& stream, QueuedTask& task) {
+  // Event records still run on a failed stream: they only mark progress, and dropping them
+  // would leave host waiters blocked forever.
+  if (failing.load(std::memory_order_relaxed) && task.type != TaskType::kEventRecord) {
+    return ACL_SUCCESS;
+  }
+  std::string detail;
+  aclError rc;
+  // Timed only while a device is profiled (aclprofStart): one relaxed load otherwise.
+  const bool profiled = prof::Active();
+  const prof::Clock::time_point began = profiled ? prof::Clock::now() : prof::Clock::time_point{};
+  try {
+    rc = task.fn(&detail);
+  } catch (const std::exception& e) {
+    rc = ACL_ERROR_RT_INTERNAL_ERROR;
+    detail = std::string("task threw: ") + e.what();
+  }
+  if (rc == kTaskNotDone) return rc;  // it runs again (RunQueued)
+  if (profiled) {
+    prof::Record(prof::Span{stream.device_, stream.id_, task.id, task.type, rc, began,
+                            prof::Clock::now()});
+  }
+  if (rc != ACL_SUCCESS) {
+    TaskFailInfo info;
+    info.device = stream.device_;
+    info.stream_id = stream.id_;
+    info.task_id = task.id;
+    info.retcode = rc;
+    info.type = task.type;
+    info.detail = std::move(detail);
+    stream.ReportFailure(info);
+  }
+  return rc;
+}
+
+void Stream::Impl::Complete(QueuedTask& task) {
+  task.fn = nullptr;  // release what the task captured before signalling completion
+  completed.store(task.id);
+  if (sync_waiters.load() > 0 && task.id >= sync_wake_at.load()) {
+    { std::lock_guard<std::mutex> wake(mu); }
+    cv_done.notify_all();
   }
 }
 
@@ -430,18 +363,20 @@ Stream::~Stream() {
   }
 }
 
-uint32_t Stream::Push(TaskType type, void (*fill)(TaskFn& slot, void* ctx), void* ctx) {
+uint32_t Stream::Push(TaskType type, void (*fill)(TaskFn& slot, void* ctx), void* ctx,
+                      bool resumable) {
   if (Recording()) [[unlikely]] {
     if (const uint32_t position = PushCaptured(type, fill, ctx); position != 0) return position;
   }
   Impl& s = *impl_;
   std::lock_guard<std::mutex> lock(s.mu);
   const bool had_pending = !s.pending.empty();
-  Impl::Task& task = s.pending.Next();
+  QueuedTask& task = s.pending.Next();
   fill(task.fn, ctx);  // first: if building the task throws, nothing was queued
   const uint32_t id = s.last_id.load(std::memory_order_relaxed) + 1;
   task.id = id;
   task.type = type;
+  task.resumable = resumable;
   s.pending.Commit();
   s.last_id.store(id, std::memory_order_relaxed);
   if (s.worker_state == Impl::WorkerState::kSleeping || (s.backed_off && had_pending)) {
@@ -453,6 +388,51 @@ uint32_t Stream::Push(TaskType type, void (*fill)(TaskFn& slot, void* ctx), void
     s.cv_work.notify_one();
   }
   return id;
+}
+
+namespace {
+thread_local bool t_running_queued = false;
+}  // namespace
+
+bool RunningQueued() { return t_running_queued; }
+
+bool Stream::RunQueued() {
+  if (Recording()) return false;
+  Impl& s = *impl_;
+  std::unique_lock<std::mutex> lock(s.mu);
+  if (s.executing || s.stopping || s.failing.load(std::memory_order_relaxed)) return false;
+  QueuedTask* task = s.pending.Front();
+  if (task == nullptr) return true;
+  if (!task->resumable) return false;
+  s.executing = true;
+  s.executor.store(std::this_thread::get_id(), std::memory_order_relaxed);
+  t_running_queued = true;
+  bool idle = false;
+  for (;;) {
+    lock.unlock();
+    const aclError rc = s.RunTask(*this, *task);
+    if (rc != kTaskNotDone) s.Complete(*task);
+    lock.lock();
+    if (rc == kTaskNotDone) break;  // it stays first, for the next run
+    s.taken_upto = std::max(s.taken_upto, task->id);
+    s.pending.PopFront();
+    task = s.pending.Front();
+    if (task == nullptr) {
+      idle = true;
+      break;
+    }
+    // A failure drops what follows (RunTask) until a Synchronize, as a worker would.
+    if (!task->resumable || s.stopping || s.failing.load(std::memory_order_relaxed)) break;
+  }
+  t_running_queued = false;
+  s.executor.store(std::thread::id(), std::memory_order_relaxed);
+  s.executing = false;
+  // A Synchronize (or the destructor) that came meanwhile waits for the worker to take the rest.
+  if (!s.pending.empty() && (s.sync_waiters.load() > 0 || s.stopping)) {
+    s.take_now = true;
+    if (s.worker_state != Impl::WorkerState::kAwake) s.cv_work.notify_one();
+  }
+  return idle;
 }
 
 bool Stream::BeginInline() {

@@ -69,12 +69,13 @@ class Stream {
         const_cast<void*>(static_cast<const void*>(std::addressof(fn))));
   }
   // Same, with the callable make() returns, built straight into its slot (it never moves).
+  // resumable: the task may return kTaskNotDone when RunQueued runs it (see there).
   template <typename Make>
-  uint32_t EnqueueMade(TaskType type, Make&& make) {
+  uint32_t EnqueueMade(TaskType type, Make&& make, bool resumable = false) {
     using Ref = std::remove_reference_t<Make>;
     return Push(
         type, [](TaskFn& slot, void* ctx) { slot.EmplaceMade(*static_cast<Ref*>(ctx)); },
-        const_cast<void*>(static_cast<const void*>(std::addressof(make))));
+        const_cast<void*>(static_cast<const void*>(std::addressof(make))), resumable);
   }
   // The id the next Enqueue will return (so a caller can record the op first); lock-free, as
   // only the stream's one enqueuer (the CANN contract) moves it.
@@ -112,6 +113,16 @@ class Stream {
   // next task, with the id EndInline would have given): it runs as any queued task does, on
   // a Synchronize or after the handoff time on the worker.
   bool BeginInline();
+
+  // The stream's one enqueuer runs what is queued itself, now, from the first task on, for as
+  // long as each task is resumable (EnqueueMade) and the stream is neither running, failing nor
+  // being destroyed: a resumable task run so (RunningQueued() true) does a bounded part of its
+  // work and returns kTaskNotDone when it must wait longer; it then stays first in the queue
+  // and runs again later, there or on the worker or a Synchronize (which run it to its end).
+  // So a chain of small ops queued behind one that waited (each found the one before in
+  // flight) is run down by the next enqueue instead of by a worker woken for it. Returns true
+  // when nothing is queued or running any more.
+  bool RunQueued();
   void CancelInline(bool take_now = true);
   // `began`: when the task started (prof::Clock, for a profiling span; ignored unprofiled).
   uint32_t EndInline(TaskType type, aclError rc, std::string* detail,
@@ -151,7 +162,8 @@ class Stream {
   friend aclError CaptureEventRecord(Stream&, const std::shared_ptr<Event>&, bool*);
   friend aclError CaptureEventWait(Stream&, const std::shared_ptr<Event>&, bool*);
   // Under the queue's lock: fills the next slot (fill(slot, ctx)), then publishes it.
-  uint32_t Push(TaskType type, void (*fill)(TaskFn& slot, void* ctx), void* ctx);
+  uint32_t Push(TaskType type, void (*fill)(TaskFn& slot, void* ctx), void* ctx,
+                bool resumable = false);
   // Push while capturing: records the task instead; 0 when the capture ended meanwhile.
   uint32_t PushCaptured(TaskType type, void (*fill)(TaskFn& slot, void* ctx), void* ctx);
   void AbandonCapture();  // the stream dies while capturing
@@ -167,6 +179,11 @@ class Stream {
   std::atomic<uint8_t> recording_{0};
   std::unique_ptr<StreamCapture> capture_;
 };
+
+// What a resumable task returns from a bounded run it must finish later (Stream::RunQueued).
+constexpr aclError kTaskNotDone = -1000;
+// Whether the calling thread runs a task for Stream::RunQueued (a bounded run).
+bool RunningQueued();
 
 const char* TaskTypeName(TaskType type);  // "Memcpy", "NotifyWait", ...
 
