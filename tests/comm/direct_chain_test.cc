@@ -169,6 +169,12 @@ TEST(DirectChain, TwoCommunicatorsQueuedInOppositeOrdersFinish) {
 int main(int argc, char** argv) {
   vigil_test::SetUpProcess();
   setenv("HCCL_EXEC_TIMEOUT", "60", 1);
+  // The streams' workers take queued tasks only after a second: what runs queued ops here is
+  // the enqueuers (or the final Synchronize), not a worker racing them for the queue. With the
+  // 500 us default a loaded host's worker may take the whole queue while the peer is away and
+  // the enqueuer, finding it busy, runs ahead to the end of its loop: right, but not the case
+  // looked at.
+  setenv("VIGIL_STREAM_HANDOFF_US", "1000000", 1);
   ::testing::InitGoogleTest(&argc, argv);
   return RUN_ALL_TESTS();
 }
