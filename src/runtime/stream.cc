@@ -143,6 +143,8 @@ struct Stream::Impl {
   // synchronizes its own stream would wait for itself.
   std::atomic<std::thread::id> executor{};
   aclError first_error = ACL_SUCCESS;  // guarded by mu: first failure since the last Synchronize
+  // first_error or failing set (written under mu): Synchronize's lock-free look reads it.
+  std::atomic<bool> has_error{false};
   std::atomic<uint32_t> completed{0};  // id of the last task run or dropped
   std::atomic<int> sync_waiters{0};
   // The lowest task id a Synchronize waits for: the worker wakes waiters only then, not after
@@ -338,6 +340,7 @@ void Stream::ReportFailure(const TaskFailInfo& info) {
   for (auto& cb : callbacks) (*cb)(info);
   std::lock_guard<std::mutex> lock(impl_->mu);
   if (impl_->first_error == ACL_SUCCESS) impl_->first_error = info.retcode;
+  impl_->has_error.store(true, std::memory_order_release);
   if (impl_->stop_on_failure.load()) impl_->failing.store(true);
 }
 
@@ -523,6 +526,13 @@ aclError Stream::Synchronize(int32_t timeout_ms) {
     VIGIL_RT_FAIL("Stream synchronize failed: stream_id={} synchronized from its own task.", id_);
     return ACL_ERROR_RT_INTERNAL_ERROR;
   }
+  // Every task enqueued so far done and none failed (an op that ran inline, the usual case of a
+  // blocking op): nothing to wait for and nothing to clear, without the lock. A failure is
+  // reported before its task counts as completed, so it is seen here once its task is.
+  if (s.completed.load(std::memory_order_acquire) == s.last_id.load(std::memory_order_acquire) &&
+      !s.has_error.load(std::memory_order_acquire)) {
+    return ACL_SUCCESS;
+  }
   std::unique_lock<std::mutex> lock(s.mu);
   const uint32_t target = s.last_id;
   auto done = [&] { return s.completed.load() >= target; };
@@ -559,6 +569,7 @@ aclError Stream::Synchronize(int32_t timeout_ms) {
   }
   aclError err = s.first_error;
   s.first_error = ACL_SUCCESS;
+  s.has_error.store(false, std::memory_order_relaxed);
   s.failing.store(false);
   return err;
 }
@@ -595,9 +606,25 @@ Stream* StreamFromHandle(void* handle) {
 
 std::shared_ptr<Stream> StreamRef(void* handle) {
   if (handle == nullptr) return nullptr;
-  std::lock_guard<std::mutex> lock(Registry().mu);
-  auto it = Registry().streams.find(handle);
-  return it == Registry().streams.end() ? nullptr : it->second;
+  // A blocking op synchronizes its stream after every call: the same cache as StreamFromHandle's,
+  // holding the stream weakly (a destroyed one is not kept alive by it).
+  struct Last {
+    void* handle = nullptr;
+    std::weak_ptr<Stream> stream;
+    uint64_t removals = 0;
+  };
+  thread_local Last last;
+  StreamRegistry& registry = Registry();
+  if (handle == last.handle && registry.removals.load(std::memory_order_acquire) == last.removals) {
+    if (std::shared_ptr<Stream> stream = last.stream.lock()) return stream;
+  }
+  std::lock_guard<std::mutex> lock(registry.mu);
+  auto it = registry.streams.find(handle);
+  if (it == registry.streams.end()) return nullptr;
+  last.handle = handle;
+  last.stream = it->second;
+  last.removals = registry.removals.load(std::memory_order_relaxed);
+  return it->second;
 }
 
 std::shared_ptr<Stream> DefaultStream(int32_t device) {
