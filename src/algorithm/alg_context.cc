@@ -118,21 +118,45 @@ bool Ctx::AllLinksLend(size_t bytes) const {
 HcclResult Ctx::Flush() {
   if (bad_peer_ != UINT32_MAX) {
     xfers_.clear();
+    late_copy_.bytes = 0;
     result_->progress.code = HCCL_E_INTERNAL;
     result_->progress.reason = "no link to member " + std::to_string(bad_peer_);
     return Fail(HCCL_E_INTERNAL, "missing link");
   }
   if (g_.header != nullptr) AttachHeader();
-  if (xfers_.empty()) return HCCL_SUCCESS;
-  const HcclResult rc = transport::Progress(xfers_, g_.wait, &result_->progress);
-  if (g_.tasks != nullptr) RecordTasks(rc);
-  xfers_.clear();
-  if (rc != HCCL_SUCCESS) {
-    if (result_->progress.code == HCCL_SUCCESS) result_->progress.code = rc;
-    result_->code = rc;
+  HcclResult rc = HCCL_SUCCESS;
+  if (!xfers_.empty()) {
+    transport::WaitPolicy wait = g_.wait;
+    if (late_copy_.bytes != 0) wait.idle = &late_copy_;
+    rc = transport::Progress(xfers_, wait, &result_->progress);
+    if (g_.tasks != nullptr) RecordTasks(rc);
+    xfers_.clear();
+    if (rc != HCCL_SUCCESS) {
+      if (result_->progress.code == HCCL_SUCCESS) result_->progress.code = rc;
+      result_->code = rc;
+    }
+  }
+  if (late_copy_.bytes != 0) {
+    // What the waits left of it; a fault in it is the op's failure (AlgResult::copy) unless a
+    // transfer failed first.
+    while (rc == HCCL_SUCCESS && late_copy_.Step()) {
+    }
+    if (rc == HCCL_SUCCESS) rc = late_copy_.rc;
+    late_copy_.bytes = 0;
   }
   return rc;
 }
+
+void Ctx::CopyDuringFlush(void* dst, const void* src, size_t bytes) {
+  if (bytes == 0 || dst == src) return;
+  late_copy_.ctx = this;
+  late_copy_.dst = static_cast<char*>(dst);
+  late_copy_.src = static_cast<const char*>(src);
+  late_copy_.bytes = bytes;
+  late_copy_.done = 0;
+  late_copy_.rc = HCCL_SUCCESS;
+}
+
 
 void Ctx::RecordTasks(HcclResult rc) {
   bool blamed = false;
@@ -259,6 +283,19 @@ HcclResult Ctx::Guarded(void* dst, size_t dst_bytes, const void* src, size_t src
 HcclResult Ctx::Copy(void* dst, const void* src, size_t bytes) {
   if (bytes == 0 || dst == src) return HCCL_SUCCESS;
   return Guarded(dst, bytes, src, bytes, [=] { std::memmove(dst, src, bytes); });
+}
+
+bool Ctx::LateCopy::Step() {
+  // A piece copies in tens of microseconds: a TCP link drains only a small part of its socket
+  // buffer meanwhile.
+  constexpr size_t kPiece = 256u << 10;
+  if (rc != HCCL_SUCCESS || done >= bytes) return false;
+  const size_t n = std::min(kPiece, bytes - done);
+  char* d = dst + done;
+  const char* from = src + done;
+  rc = ctx->Guarded(d, n, from, n, [=] { std::memmove(d, from, n); });
+  done += n;
+  return rc == HCCL_SUCCESS && done < bytes;
 }
 
 HcclResult Ctx::ReduceInto(void* dst, const void* src, uint64_t count) {

@@ -24,6 +24,12 @@ namespace vigil::alg::detail {
 // for its reduction and lets the sender fill the link while the receiver reduces.
 constexpr size_t kMaxPieceBytes = 1u << 20;
 
+// Whether [a, a+an) and [b, b+bn) do not overlap.
+inline bool RangesApart(const void* a, size_t an, const void* b, size_t bn) {
+  const auto x = reinterpret_cast<uintptr_t>(a), y = reinterpret_cast<uintptr_t>(b);
+  return x + an <= y || y + bn <= x;
+}
+
 // count elements split into n blocks; the first count % n blocks get one extra element.
 struct Blocks {
   uint64_t base;
@@ -94,6 +100,11 @@ class Ctx {
 
   // Checked memcpy; no-op for dst == src or bytes == 0.
   HcclResult Copy(void* dst, const void* src, size_t bytes);
+  // The same copy, made during the next Flush while its transfers wait on their links (piece
+  // by piece, the links first), and finished by that Flush: over links that are not memory
+  // (TCP), a local block no longer holds the wire idle for as long as it takes to copy. dst
+  // and src must not be a buffer of the Flush's transfers. One per Flush.
+  void CopyDuringFlush(void* dst, const void* src, size_t bytes);
   // dst (op)= src and dst = a (op) b under the device-memory guard. `a` is usually user memory
   // checked at op start, `b` the scratch slot just received.
   HcclResult ReduceInto(void* dst, const void* src, uint64_t count);
@@ -169,6 +180,17 @@ class Ctx {
   Storage own_;
   Storage* storage_;  // the thread's spare set, or own_
   std::vector<transport::Xfer>& xfers_;
+  // CopyDuringFlush's copy (bytes 0: none), a transport::IdleWork for Progress.
+  struct LateCopy : transport::IdleWork {
+    Ctx* ctx = nullptr;
+    char* dst = nullptr;
+    const char* src = nullptr;
+    size_t bytes = 0;
+    size_t done = 0;
+    HcclResult rc = HCCL_SUCCESS;
+    bool Step() override;
+  };
+  LateCopy late_copy_;
   // Op header state per member: sent to / received from it yet (bits up to 64 members, else
   // the vectors), and where theirs lands.
   bool hdr_started_ = false;

@@ -238,6 +238,15 @@ struct Xfer {
   bool lend = false;
 };
 
+// Work a rank may do while its transfers wait on their links (Progress): a local copy the
+// algorithm would otherwise make before or after them.
+class IdleWork {
+ public:
+  virtual ~IdleWork() = default;
+  // Does a bounded piece of the work (tens of microseconds); false once none is left.
+  virtual bool Step() = 0;
+};
+
 struct WaitPolicy {
   SteadyClock::time_point deadline = SteadyClock::time_point::max();  // HCCL_EXEC_TIMEOUT
   const std::atomic<int>* abort = nullptr;  // non-zero: give up with that HcclResult
@@ -245,6 +254,8 @@ struct WaitPolicy {
   // Spin briefly before yielding when idle. Off when this host runs more ranks than it has
   // cores: the peer we wait for then usually needs our core, and spinning only delays it.
   bool spin = true;
+  // Done a piece at a time whenever a sweep of the links moved nothing, before any wait.
+  IdleWork* idle = nullptr;
 };
 
 struct ProgressError {

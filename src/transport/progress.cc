@@ -220,6 +220,7 @@ HcclResult ProgressAll(std::vector<Xfer>& xfers, const WaitPolicy& wait, Progres
   bool poll_between_yields = false;
 
   size_t nheld = 0;
+  IdleWork* idle_work = wait.idle;
   for (;;) {
     bool moved_any = false;
     npending = 0;
@@ -279,6 +280,10 @@ HcclResult ProgressAll(std::vector<Xfer>& xfers, const WaitPolicy& wait, Progres
     if (moved_any) {
       idle = false;
       continue;
+    }
+    if (idle_work != nullptr) {
+      if (!idle_work->Step()) idle_work = nullptr;
+      continue;  // the links again before the next piece: they come first
     }
     auto now = SteadyClock::now();
     if (now >= wait.deadline) {

@@ -136,5 +136,43 @@ TEST(ProgressTest, AGatedSendMovesItsEagerWindowFirst) {
   EXPECT_EQ(out.credit.load(), 1000 - sizeof(head) - body.size());
 }
 
+// Idle work (WaitPolicy::idle) runs while a transfer waits on its link, a piece per sweep that
+// moved nothing: here the link gets its bytes only once five pieces are done, so a Progress
+// that left the work for later would time out. Work never holds a transfer back: with the
+// bytes there from the start, the transfer completes first.
+TEST(ProgressTest, IdleWorkRunsWhileTransfersWait) {
+  struct Pieces : IdleWork {
+    explicit Pieces(int n) : left(n) {}
+    bool Step() override {
+      ++done;
+      return --left > 0;
+    }
+    std::atomic<int> left;
+    std::atomic<int> done{0};
+  };
+  FakeLink a;
+  a.remote_.rank = 1;
+  std::vector<char> buf(100);
+  Pieces work(8);
+  WaitPolicy w = Within(20s);
+  w.idle = &work;
+  std::thread feeder([&] {
+    while (work.done.load() < 5) std::this_thread::yield();
+    a.credit = 100;
+  });
+  std::vector<Xfer> one{{&a, false, buf.data(), 100}};
+  ProgressError err;
+  EXPECT_EQ(Progress(one, w, &err), HCCL_SUCCESS) << err.reason;
+  feeder.join();
+  EXPECT_GE(work.done.load(), 5);
+
+  Pieces later(8);
+  w.idle = &later;
+  a.credit = 100;
+  std::vector<Xfer> ready{{&a, false, buf.data(), 100}};
+  EXPECT_EQ(Progress(ready, w, &err), HCCL_SUCCESS) << err.reason;
+  EXPECT_EQ(later.done.load(), 0);  // the caller finishes what is left (Ctx::Flush)
+}
+
 }  // namespace
 }  // namespace vigil::transport
