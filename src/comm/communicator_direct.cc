@@ -19,13 +19,13 @@
 // Inline. An op that goes direct on an idle stream (nothing queued or running, no op of the
 // communicator in flight, its buffers live: those checked last with the memory map unchanged, or
 // looked up anew) runs on the caller's thread, inside its API call: records, post, wait,
-// combine, records. The
-// caller never waits long for a peer: after kInlineBudget without the peer's part the op is
-// left half done (posted) and the rest of it, the wait and the combine, is queued on the stream
-// as its next task (ResumeDirect), where the stream's worker or the caller's Synchronize runs
-// it. A program that queues ops on two communicators in another order than its peers thus
-// cannot deadlock, and a rank that posted never holds its peer up: the peer finds the part
-// there whenever it comes, whatever this rank's caller does next.
+// combine, records. The caller never waits long for a peer: after kInlineBudget without the
+// peer's part the op is left half done (posted) and the rest of it, the wait and the combine,
+// is queued on the stream as its next task (ResumeDirect), where a later enqueue (bounded, see
+// RunQueuedOp), the caller's Synchronize or the stream's worker runs it. A program that queues
+// ops on two communicators in another order than its peers thus cannot deadlock, and a rank
+// that posted never holds its peer up: the peer finds the part there whenever it comes,
+// whatever this rank's caller does next.
 //
 // Diagnosis is that of the generic path: the same records (flight recorder, entry log,
 // heartbeat op tracking through the observers), the op's fingerprint (its check word, and the
