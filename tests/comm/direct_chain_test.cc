@@ -107,13 +107,13 @@ void RunLoop(int ops, int late_at, int late_ms, bool own_outputs) {
 // API calls again rather than all on the worker or the final Synchronize (as they did when a
 // queued op made every later one queue too).
 TEST(DirectChain, OpsAfterALatePeerRunInsideTheirCallsAgain) {
-  RunLoop(20000, 2000, 5, /*own_outputs=*/false);
+  RunLoop(8000, 800, 5, /*own_outputs=*/false);
 }
 
 // Every op on buffers other than the op before's: each is checked on the caller's thread and
 // runs there (it used to be queued for the check, and every later op behind it).
 TEST(DirectChain, OpsOnNewBuffersRunInsideTheirCalls) {
-  RunLoop(20000, 0, 0, /*own_outputs=*/true);
+  RunLoop(8000, 0, 0, /*own_outputs=*/true);
 }
 
 // Rank 0 queues on communicator A then B, rank 1 on B then A, op after op without
