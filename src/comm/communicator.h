@@ -211,13 +211,16 @@ class Communicator : public std::enable_shared_from_this<Communicator> {
   // (posted; the stream stays claimed and exec_mu_ held until ResumeDirect runs from its queue)
   // or kNotRun (nothing done: queue it).
   enum class InlineRun { kNotRun, kDone, kPending };
-  InlineRun TryRunDirect(const OpDesc& op, const OpRecord& record, rt::Stream* stream);
+  // `now`: a clock read just made (the op's start).
+  InlineRun TryRunDirect(const OpDesc& op, const OpRecord& record, rt::Stream* stream,
+                         SteadyClock::time_point now);
   // A direct op's start on the running thread: takes exec_mu_ without waiting, checks that the
-  // op may go direct now, records its start and runs it for up to `budget`. kDirectNotRun
-  // (nothing done, exec_mu_ free), kDirectPending (posted, exec_mu_ held for ResumeDirect), or
-  // the op's result (ended; *detail set on failure).
+  // op may go direct now, records its start (`now`, else a clock read) and runs it for up to
+  // `budget`. kDirectNotRun (nothing done, exec_mu_ free), kDirectPending (posted, exec_mu_
+  // held for ResumeDirect), or the op's result (ended; *detail set on failure).
   aclError StartDirect(const OpDesc& op, const OpRecord& record, SteadyClock::duration budget,
-                       std::string* detail);
+                       std::string* detail,
+                       std::optional<SteadyClock::time_point> now = std::nullopt);
   // The rest of a posted op: its wait and combine, for up to `budget` (kDirectPending: still
   // posted, exec_mu_ still held) or, with none, to its end.
   aclError ResumeDirect(const OpDesc& op, const OpRecord& record,

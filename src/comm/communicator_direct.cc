@@ -418,11 +418,12 @@ bool Communicator::JudgeDirectHead(const OpDesc& op, const OpRecord& record, uin
 }
 
 Communicator::InlineRun Communicator::TryRunDirect(const OpDesc& op, const OpRecord& record,
-                                                   rt::Stream* stream) {
+                                                   rt::Stream* stream,
+                                                   SteadyClock::time_point now) {
   if (!stream->BeginInline()) return InlineRun::kNotRun;
   const auto began = rt::prof::Active() ? rt::prof::Clock::now() : rt::prof::Clock::time_point{};
   std::string detail;
-  const aclError rc = StartDirect(op, record, kInlineBudget, &detail);
+  const aclError rc = StartDirect(op, record, kInlineBudget, &detail, now);
   if (rc == kDirectNotRun) {
     stream->CancelInline();
     return InlineRun::kNotRun;
@@ -433,7 +434,8 @@ Communicator::InlineRun Communicator::TryRunDirect(const OpDesc& op, const OpRec
 }
 
 aclError Communicator::StartDirect(const OpDesc& op, const OpRecord& record,
-                                   SteadyClock::duration budget, std::string* detail) {
+                                   SteadyClock::duration budget, std::string* detail,
+                                   std::optional<SteadyClock::time_point> now) {
   if (!exec_mu_.try_lock()) return kDirectNotRun;  // another stream's op (F8): Execute reports it
   // Only with valid buffers (a fault is the queued op's to report, as it checks them again)
   // and nothing wrong with the communicator. Buffers other than those checked last are looked
@@ -454,7 +456,7 @@ aclError Communicator::StartDirect(const OpDesc& op, const OpRecord& record,
   }
   running_stream_.store(record.stream_id, std::memory_order_relaxed);
   running_type_.store(static_cast<int>(op.type), std::memory_order_relaxed);
-  const SteadyClock::time_point start = SteadyClock::now();
+  const SteadyClock::time_point start = now ? *now : SteadyClock::now();
   NotifyStart(record, start);
   direct_start_ = start;
   direct_deadline_ = options_.exec_timeout_s > 0

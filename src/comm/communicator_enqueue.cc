@@ -8,6 +8,7 @@
 #include "comm/op_observer.h"
 #include "common/dtype.h"
 #include "common/env_config.h"
+#include "common/time_util.h"
 #include "log/plog.h"
 #include "runtime/profiler.h"
 
@@ -39,6 +40,9 @@ HcclResult Communicator::Enqueue(std::shared_ptr<Communicator>&& comm, OpDesc&& 
   if (direct && !try_inline) {
     try_inline = stream->RunQueued() && self.in_flight() == 0;
   }
+  // An op that may run inline reads the clock once: its enqueue (wall) time and, unless an
+  // entry log line comes between, its start.
+  const SteadyClock::time_point now = try_inline ? SteadyClock::now() : SteadyClock::time_point{};
   // Every field written once (default-initialized first, then assigned, cost ~18 instructions).
   OpRecord record{
       .comm = self.info_,
@@ -60,7 +64,7 @@ HcclResult Communicator::Enqueue(std::shared_ptr<Communicator>&& comm, OpDesc&& 
       .rank = self.rank(),
       .nranks = self.size(),
       .comm_handle = handle,
-      .enqueue_time = WallClock::now(),
+      .enqueue_time = try_inline ? WallAt(now) : WallClock::now(),
   };
   NotifyEnqueue(record);
   if (Env().entry_log) {
@@ -74,7 +78,8 @@ HcclResult Communicator::Enqueue(std::shared_ptr<Communicator>&& comm, OpDesc&& 
   // Inline: done, or posted with its rest to queue (resume: the stream stays claimed until then).
   bool resume = false;
   if (try_inline) {
-    const InlineRun run = self.TryRunDirect(op, record, stream);
+    const InlineRun run = self.TryRunDirect(
+        op, record, stream, Env().entry_log ? SteadyClock::now() : now);
     if (run == InlineRun::kDone) return HCCL_SUCCESS;
     resume = run == InlineRun::kPending;
   }

@@ -8,6 +8,8 @@
 #include <ctime>
 #include <mutex>
 
+#include "common/tls.h"
+
 namespace vigil {
 namespace {
 
@@ -210,6 +212,24 @@ uint64_t NowMicros() {
   return static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::microseconds>(
                                    WallClock::now().time_since_epoch())
                                    .count());
+}
+
+WallClock::time_point WallAt(SteadyClock::time_point t) {
+  struct Offset {
+    SteadyClock::time_point measured;  // when (steady); epoch: never
+    WallClock::duration wall_minus_steady;
+  };
+  thread_local Offset last{};
+  Offset& o = TlsOnce(last);
+  if (o.measured == SteadyClock::time_point{} || t - o.measured > std::chrono::seconds(1) ||
+      t < o.measured) {
+    const WallClock::time_point wall = WallClock::now();
+    o.measured = t;
+    o.wall_minus_steady = wall.time_since_epoch() -
+                          std::chrono::duration_cast<WallClock::duration>(t.time_since_epoch());
+  }
+  return WallClock::time_point(
+      std::chrono::duration_cast<WallClock::duration>(t.time_since_epoch()) + o.wall_minus_steady);
 }
 
 }  // namespace vigil

@@ -105,4 +105,29 @@ TEST(TimeUtil, NowMicrosAdvances) {
 }
 
 }  // namespace
+// WallAt gives the wall time of a steady moment just read: the wall clock's own reading around
+// it (within the two reads and the offset's age), and later moments give later times.
+TEST(TimeUtil, WallAtFollowsTheWallClock) {
+  using std::chrono::milliseconds;
+  for (int i = 0; i < 3; ++i) {
+    const WallClock::time_point before = WallClock::now();
+    const WallClock::time_point at = WallAt(SteadyClock::now());
+    const WallClock::time_point after = WallClock::now();
+    // The offset may be up to a second old: allow the clocks' drift over it, generously.
+    EXPECT_GE(at, before - milliseconds(50));
+    EXPECT_LE(at, after + milliseconds(50));
+  }
+  WallClock::time_point last = WallAt(SteadyClock::now());
+  for (int i = 0; i < 1000; ++i) {
+    const WallClock::time_point t = WallAt(SteadyClock::now());
+    EXPECT_GE(t, last);
+    last = t;
+  }
+  // A moment past the offset's second: measured again, so it reads the wall clock then.
+  const SteadyClock::time_point later = SteadyClock::now() + std::chrono::seconds(2);
+  const WallClock::time_point at_later = WallAt(later);
+  EXPECT_LE(at_later, WallClock::now() + milliseconds(50));
+  EXPECT_GE(at_later, WallClock::now() - milliseconds(50));
+}
+
 }  // namespace vigil
