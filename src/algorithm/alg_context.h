@@ -30,6 +30,15 @@ inline bool RangesApart(const void* a, size_t an, const void* b, size_t bn) {
   return x + an <= y || y + bn <= x;
 }
 
+// The bytes a V-form buffer of p blocks spans from its start (counts and displs in elements).
+inline uint64_t ByteExtent(const uint64_t* counts, const uint64_t* displs, uint32_t p, size_t es) {
+  uint64_t end = 0;
+  for (uint32_t i = 0; i < p; ++i) {
+    if (counts[i] > 0) end = std::max<uint64_t>(end, (displs[i] + counts[i]) * es);
+  }
+  return end;
+}
+
 // count elements split into n blocks; the first count % n blocks get one extra element.
 struct Blocks {
   uint64_t base;

@@ -2,32 +2,10 @@
 // from rank-k, so each rank talks to one peer per direction at a time (no incast). The block to
 // itself is a local copy. Everything lands straight in recv. Over links that lend (shm single
 // copy) all steps run as one.
-#include <algorithm>
-
 #include "algorithm/alg_context.h"
 #include "common/dtype.h"
 
 namespace vigil::alg::detail {
-
-namespace {
-
-// Whether the bytes the op reads from send and writes to recv lie apart.
-bool Apart(const char* send, const uint64_t* send_counts, const uint64_t* send_displs,
-           size_t send_es, const char* recv, const uint64_t* recv_counts,
-           const uint64_t* recv_displs, size_t recv_es, uint32_t p) {
-  auto extent = [p](const uint64_t* counts, const uint64_t* displs, size_t es) {
-    uint64_t end = 0;
-    for (uint32_t i = 0; i < p; ++i) {
-      if (counts[i] > 0) end = std::max<uint64_t>(end, (displs[i] + counts[i]) * es);
-    }
-    return end;
-  };
-  const uint64_t send_end = extent(send_counts, send_displs, send_es);
-  const uint64_t recv_end = extent(recv_counts, recv_displs, recv_es);
-  return RangesApart(send, send_end, recv, recv_end);
-}
-
-}  // namespace
 
 HcclResult PairwiseAlltoAllV(Ctx& c, const char* send, const uint64_t* send_counts,
                              const uint64_t* send_displs, size_t send_es, char* recv,
@@ -44,8 +22,8 @@ HcclResult PairwiseAlltoAllV(Ctx& c, const char* send, const uint64_t* send_coun
   char* self_dst = recv + recv_displs[r] * recv_es;
   const char* self_src = send + send_displs[r] * send_es;
   HcclResult hr = HCCL_SUCCESS;
-  if (p > 1 && Apart(send, send_counts, send_displs, send_es, recv, recv_counts, recv_displs,
-                     recv_es, p)) {
+  if (p > 1 && RangesApart(send, ByteExtent(send_counts, send_displs, p, send_es), recv,
+                           ByteExtent(recv_counts, recv_displs, p, recv_es))) {
     c.CopyDuringFlush(self_dst, self_src, self_bytes);
   } else if ((hr = c.Copy(self_dst, self_src, self_bytes)) != HCCL_SUCCESS) {
     return hr;

@@ -2,8 +2,6 @@
 // (r-s) to r+1, receive block (r-s-1) from r-1 straight into recv (no reduction, no staging).
 // Out of place, step 0 sends the own block from send and copies it into recv while its
 // transfers wait on their links (mesh_allgather.cc).
-#include <algorithm>
-
 #include "algorithm/alg_context.h"
 
 namespace vigil::alg::detail {
@@ -14,18 +12,13 @@ HcclResult RingAllGatherV(Ctx& c, const char* send, char* recv, const uint64_t* 
   const uint32_t r = c.rank();
   const size_t es = c.esize();
   const size_t own = counts[r] * es;
-  uint64_t extent = 0;
-  for (uint32_t k = 0; k < p; ++k) {
-    if (counts[k] > 0) extent = std::max(extent, (displs[k] + counts[k]) * es);
-  }
-  const bool apart = p > 1 && RangesApart(send, own, recv, extent);
-  if (!apart) {
-    HcclResult hr = c.Copy(recv + displs[r] * es, send, own);
-    if (hr != HCCL_SUCCESS || p == 1) return hr;
-  } else {
-    c.CopyDuringFlush(recv + displs[r] * es, send, own);
-  }
+  const bool apart = p > 1 && RangesApart(send, own, recv, ByteExtent(counts, displs, p, es));
   HcclResult hr = HCCL_SUCCESS;
+  if (apart) {
+    c.CopyDuringFlush(recv + displs[r] * es, send, own);
+  } else if ((hr = c.Copy(recv + displs[r] * es, send, own)) != HCCL_SUCCESS || p == 1) {
+    return hr;
+  }
   c.LendSends();  // every step pairs the send with the neighbour's receive
   const uint32_t next = (r + 1) % p;
   const uint32_t prev = (r + p - 1) % p;

@@ -21,6 +21,13 @@ class StreamRunQueuedTest : public ::testing::Test {
 // A long handoff: the worker leaves queued tasks alone while the test looks at them.
 constexpr auto kLongHandoff = std::chrono::seconds(10);
 
+// Queues fn (an aclError(std::string*) callable) as a task, resumable unless told otherwise.
+template <typename F>
+void Queue(Stream& stream, F fn, bool resumable = true, TaskType type = TaskType::kHccl) {
+  stream.EnqueueMade(
+      type, [&fn] { return fn; }, resumable);
+}
+
 TEST_F(StreamRunQueuedTest, RunsResumableTasksInOrderOnTheCallingThreadAcrossChunks) {
   Stream stream(0, kLongHandoff);
   EXPECT_TRUE(stream.RunQueued());  // nothing queued: idle
@@ -30,17 +37,12 @@ TEST_F(StreamRunQueuedTest, RunsResumableTasksInOrderOnTheCallingThreadAcrossChu
   bool all_here = true;
   constexpr int kTasks = 100;  // a task queue chunk holds 32
   for (int i = 0; i < kTasks; ++i) {
-    stream.EnqueueMade(
-        TaskType::kHccl,
-        [&, i] {
-          return [&, i](std::string*) {
-            seen.push_back(i);
-            all_bounded = all_bounded && RunningQueued();
-            all_here = all_here && std::this_thread::get_id() == me;
-            return ACL_SUCCESS;
-          };
-        },
-        /*resumable=*/true);
+    Queue(stream, [&, i](std::string*) {
+      seen.push_back(i);
+      all_bounded = all_bounded && RunningQueued();
+      all_here = all_here && std::this_thread::get_id() == me;
+      return ACL_SUCCESS;
+    });
   }
   EXPECT_TRUE(stream.RunQueued());
   ASSERT_EQ(seen.size(), static_cast<size_t>(kTasks));
@@ -55,17 +57,15 @@ TEST_F(StreamRunQueuedTest, RunsResumableTasksInOrderOnTheCallingThreadAcrossChu
 TEST_F(StreamRunQueuedTest, StopsBeforeATaskThatIsNotResumable) {
   Stream stream(0, kLongHandoff);
   std::vector<int> seen;
-  auto task = [&](int i) {
-    return [&seen, i] {
-      return [&seen, i](std::string*) {
-        seen.push_back(i);
-        return ACL_SUCCESS;
-      };
+  auto task = [&seen](int i) {
+    return [&seen, i](std::string*) {
+      seen.push_back(i);
+      return ACL_SUCCESS;
     };
   };
-  stream.EnqueueMade(TaskType::kHccl, task(1), true);
-  stream.EnqueueMade(TaskType::kKernel, task(2), false);
-  stream.EnqueueMade(TaskType::kHccl, task(3), true);
+  Queue(stream, task(1));
+  Queue(stream, task(2), /*resumable=*/false, TaskType::kKernel);
+  Queue(stream, task(3));
   EXPECT_FALSE(stream.RunQueued());  // ran 1, left 2 and 3
   EXPECT_EQ(seen, std::vector<int>({1}));
   EXPECT_FALSE(stream.RunQueued());  // 2 first: nothing runs
@@ -81,25 +81,15 @@ TEST_F(StreamRunQueuedTest, ATaskNotDoneStaysFirstUntilItEnds) {
   int runs = 0;
   std::vector<bool> bounded;
   std::vector<int> after;
-  stream.EnqueueMade(
-      TaskType::kHccl,
-      [&] {
-        return [&](std::string*) {
-          ++runs;
-          bounded.push_back(RunningQueued());
-          return RunningQueued() ? kTaskNotDone : ACL_SUCCESS;
-        };
-      },
-      true);
-  stream.EnqueueMade(
-      TaskType::kHccl,
-      [&] {
-        return [&](std::string*) {
-          after.push_back(runs);
-          return ACL_SUCCESS;
-        };
-      },
-      true);
+  Queue(stream, [&](std::string*) {
+    ++runs;
+    bounded.push_back(RunningQueued());
+    return RunningQueued() ? kTaskNotDone : ACL_SUCCESS;
+  });
+  Queue(stream, [&](std::string*) {
+    after.push_back(runs);
+    return ACL_SUCCESS;
+  });
   EXPECT_FALSE(stream.RunQueued());
   EXPECT_FALSE(stream.RunQueued());
   EXPECT_EQ(runs, 2);
@@ -117,11 +107,11 @@ TEST_F(StreamRunQueuedTest, ATaskNotDoneStaysFirstUntilItEnds) {
 TEST_F(StreamRunQueuedTest, TheWorkerFinishesWhatWasLeftWithoutASynchronize) {
   Stream stream(0, std::chrono::microseconds(1000));
   std::atomic<bool> on_worker{false};
-  stream.EnqueueMade(TaskType::kHccl, [&] { return [&](std::string*) {
+  Queue(stream, [&](std::string*) {
     if (RunningQueued()) return kTaskNotDone;
     on_worker = true;
     return ACL_SUCCESS;
-  }; }, true);
+  });
   EXPECT_FALSE(stream.RunQueued());
   for (int i = 0; i < 10000 && stream.CompletedTaskId() < 1; ++i) {
     std::this_thread::sleep_for(std::chrono::milliseconds(1));
@@ -138,14 +128,14 @@ TEST_F(StreamRunQueuedTest, AFailureDropsTheRestUntilSynchronize) {
   TaskFailInfo failed;
   const int cb = RegisterTaskFailCallback([&](const TaskFailInfo& info) { failed = info; });
   int ran_after = 0;
-  stream.EnqueueMade(TaskType::kHccl, [] { return [](std::string* detail) {
+  Queue(stream, [](std::string* detail) {
     *detail = "the op failed";
     return ACL_ERROR_RT_SOCKET_CLOSE;
-  }; }, true);
-  stream.EnqueueMade(TaskType::kHccl, [&] { return [&](std::string*) {
+  });
+  Queue(stream, [&](std::string*) {
     ++ran_after;
     return ACL_SUCCESS;
-  }; }, true);
+  });
   EXPECT_FALSE(stream.RunQueued());
   EXPECT_EQ(failed.task_id, 1u);
   EXPECT_EQ(failed.retcode, ACL_ERROR_RT_SOCKET_CLOSE);
@@ -154,10 +144,10 @@ TEST_F(StreamRunQueuedTest, AFailureDropsTheRestUntilSynchronize) {
   EXPECT_EQ(stream.Synchronize(), ACL_ERROR_RT_SOCKET_CLOSE);
   EXPECT_EQ(ran_after, 0);
   UnregisterTaskFailCallback(cb);
-  stream.EnqueueMade(TaskType::kHccl, [&] { return [&](std::string*) {
+  Queue(stream, [&](std::string*) {
     ++ran_after;
     return ACL_SUCCESS;
-  }; }, true);
+  });
   EXPECT_TRUE(stream.RunQueued());
   EXPECT_EQ(ran_after, 1);
   EXPECT_EQ(stream.Synchronize(), ACL_SUCCESS);
@@ -167,18 +157,18 @@ TEST_F(StreamRunQueuedTest, AFailureDropsTheRestUntilSynchronize) {
 TEST_F(StreamRunQueuedTest, RunsNothingWhileAnotherThreadRunsTheStream) {
   Stream stream(0, kLongHandoff);
   std::atomic<bool> started{false}, release{false};
-  stream.EnqueueMade(TaskType::kHccl, [&] { return [&](std::string*) {
+  Queue(stream, [&](std::string*) {
     started = true;
     while (!release.load()) std::this_thread::yield();
     return ACL_SUCCESS;
-  }; }, true);
+  });
   std::thread syncer([&] { EXPECT_EQ(stream.Synchronize(), ACL_SUCCESS); });
   while (!started.load()) std::this_thread::yield();
   int ran = 0;
-  stream.EnqueueMade(TaskType::kHccl, [&] { return [&](std::string*) {
+  Queue(stream, [&](std::string*) {
     ++ran;
     return ACL_SUCCESS;
-  }; }, true);
+  });
   EXPECT_FALSE(stream.RunQueued());
   EXPECT_EQ(ran, 0);
   release = true;
