@@ -498,11 +498,18 @@ HcclResult ShmLink::TryRecv(void* buf, size_t n, size_t* moved) {
 void ShmLink::DirectPost(uint64_t seq, uint64_t check, const void* head, const void* data,
                          size_t n) {
   DirectSlot& slot = tx_slots_[seq & 1];
+  // The first line last, all its stores together: the peer polls that line, and stores to it
+  // spread over the post would each have to take it back from the peer (a transfer each, where
+  // the stores before the number wait on the later lines' transfers).
+  constexpr size_t kFirst = 64 - offsetof(DirectSlot, data);  // data bytes on the first line
+  const auto* bytes = static_cast<const char*>(data);
+  const auto cpu = static_cast<uint32_t>(sched_getcpu() + 1);
+  std::memcpy(slot.head, head, sizeof(slot.head));
+  if (n > kFirst) std::memcpy(slot.data + kFirst, bytes + kFirst, n - kFirst);
   slot.check = check;
   slot.bytes = n;
-  if (n != 0) std::memcpy(slot.data, data, n);
-  std::memcpy(slot.head, head, sizeof(slot.head));
-  slot.cpu.store(static_cast<uint32_t>(sched_getcpu() + 1), std::memory_order_relaxed);
+  if (n != 0) std::memcpy(slot.data, bytes, std::min(n, kFirst));
+  slot.cpu.store(cpu, std::memory_order_relaxed);
   direct_posted_ = seq;
   // seq_cst, then the peer's waiter count: pairs with DirectSleep's register-then-check.
   slot.seq.store(seq, std::memory_order_seq_cst);
