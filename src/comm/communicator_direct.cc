@@ -175,6 +175,19 @@ bool Overlap(const void* a, const void* b, size_t n) {
   return x < y + n && y < x + n;
 }
 
+// The bytes the peer of rank `me` posts for op (Communicator::DirectPart on its side).
+size_t PeerPartBytes(const OpDesc& op, uint32_t me) {
+  const size_t n = op.count * DataTypeSize(op.dtype);
+  switch (op.type) {
+    case OpType::kReduce:
+      return me == op.root ? n : 0;
+    case OpType::kBroadcast:
+      return me == op.root ? 0 : n;
+    default:
+      return n;
+  }
+}
+
 }  // namespace
 
 const void* Communicator::DirectPart(const OpDesc& op, size_t* bytes) const {
@@ -246,17 +259,18 @@ void Communicator::FinishDirect(const OpDesc& op, const void* theirs) {
 aclError Communicator::RunDirect(const OpDesc& op, const OpRecord& record, uint64_t seq,
                                  bool posted, bool bounded) {
   transport::Link* link = direct_link_;
+  const size_t expect = PeerPartBytes(op, rank());
   if (!posted) {
     const OpFingerprint fp = MakeFingerprint(op, record.index, seq, rank());
     direct_check_ = CheckWord(fp);
-    size_t n = 0;
-    const void* part = DirectPart(op, &n);
-    link->DirectPost(seq, direct_check_, &fp, part, n);
+    size_t part_bytes = 0;
+    const void* part = DirectPart(op, &part_bytes);
+    link->DirectPost(seq, direct_check_, &fp, part, part_bytes);
   }
   for (;;) {
     uint64_t check = 0;
     size_t bytes = 0;
-    const void* theirs = link->DirectPeek(seq, &check, &bytes);
+    const void* theirs = link->DirectPeek(seq, expect, &check, &bytes);
     aclError rc = ACL_SUCCESS;
     if (theirs == nullptr) [[unlikely]] {
       theirs = AwaitDirect(op, record, seq, bounded, &check, &bytes, &rc);
@@ -281,6 +295,7 @@ const void* Communicator::AwaitDirect(const OpDesc& op, const OpRecord& record, 
                                       aclError* rc) {
   transport::Link* link = direct_link_;
   const size_t n = op.count * DataTypeSize(op.dtype);
+  const size_t expect = PeerPartBytes(op, rank());
   // From the op's start (read just before it posted): no clock read of its own.
   const SteadyClock::time_point entered = direct_start_;
   const SteadyClock::time_point spin_until = entered + kSpin;
@@ -310,7 +325,7 @@ const void* Communicator::AwaitDirect(const OpDesc& op, const OpRecord& record, 
     }
   }
   for (uint32_t i = 1;; ++i) {
-    if (const void* theirs = link->DirectPeek(seq, check, bytes)) return theirs;
+    if (const void* theirs = link->DirectPeek(seq, expect, check, bytes)) return theirs;
     if (spinning && i % 16 != 0) {
       CpuRelax();
       continue;
@@ -318,7 +333,7 @@ const void* Communicator::AwaitDirect(const OpDesc& op, const OpRecord& record, 
     const SteadyClock::time_point now = SteadyClock::now();
     if (link->broken()) {
       // What the peer posted before it died or closed is still its part.
-      if (const void* theirs = link->DirectPeek(seq, check, bytes)) return theirs;
+      if (const void* theirs = link->DirectPeek(seq, expect, check, bytes)) return theirs;
       return transfer_failed(
           HCCL_E_REMOTE, false,
           fmt::format("link error during the direct exchange of {} bytes with {}, nothing "
@@ -344,7 +359,7 @@ const void* Communicator::AwaitDirect(const OpDesc& op, const OpRecord& record, 
     const uint64_t latest = link->DirectPeerLatest();
     const bool ring = link->ring_pending();
     if (latest > seq || ring) [[unlikely]] {
-      if (const void* theirs = link->DirectPeek(seq, check, bytes)) return theirs;
+      if (const void* theirs = link->DirectPeek(seq, expect, check, bytes)) return theirs;
       if (latest > seq) {
         if (JudgeDirectHead(op, record, seq, link->DirectPeerHead(latest), rc)) return nullptr;
       } else {

@@ -122,10 +122,11 @@ class Link {
   // Direct exchange of small messages (shm; comm/communicator_direct.cc): besides its byte
   // rings, a link may hold one cache-line-aligned slot pair per direction, and a message of up
   // to direct_max_bytes() goes through a slot whole: the sender writes it and its number, the
-  // receiver sees the number change and reads it in place. No ring, no header frame, no wake-up
-  // unless the peer sleeps. Message numbers are the senders' (from 1, increasing by at least 1,
-  // the same on both ends for one op); slot seq & 1 holds message seq, so a sender may post
-  // message seq + 2 only once the peer posted seq + 1 (it has then read seq).
+  // receiver sees the number change and reads it there (shm_link.h: the layout). No ring, no
+  // header frame, no wake-up unless the peer sleeps. Message numbers are the senders' (from 1,
+  // increasing by at least 1, the same on both ends for one op); slot seq & 1 holds message
+  // seq, so a sender may post message seq + 2 only once the peer posted seq + 1 (it has then
+  // read seq).
   // The largest message both ends exchange this way (agreed when the link was made; 0: none).
   virtual size_t direct_max_bytes() const { return 0; }
   // Posts message `seq`: its check word (what the receiver compares with its own), a 64-byte
@@ -135,10 +136,12 @@ class Link {
                           size_t n) {
     (void)seq, (void)check, (void)head, (void)data, (void)n;
   }
-  // The peer's message `seq` once posted: its data (*bytes long) and check word; nullptr until
-  // then (or when the peer took it back).
-  virtual const void* DirectPeek(uint64_t seq, uint64_t* check, size_t* bytes) const {
-    (void)seq, (void)check, (void)bytes;
+  // The peer's message `seq` once posted: its data (*bytes long; valid until the next call)
+  // and check word; nullptr until then (or when the peer took it back). `expect`: the length
+  // this end expects (any length is still read whole).
+  virtual const void* DirectPeek(uint64_t seq, size_t expect, uint64_t* check,
+                                 size_t* bytes) const {
+    (void)seq, (void)expect, (void)check, (void)bytes;
     return nullptr;
   }
   // After reading what DirectPeek gave: whether it is still message `seq` (not taken back).

@@ -57,21 +57,7 @@ struct ShmLink::RingCtl {
   std::atomic<uint32_t> can_read;
 };
 
-// One direct message (shm_link.h): `seq` last, with release order, after the rest. A sender
-// takes its message back by setting kRetracted in `seq` (the receiver waits for seq exactly).
-struct ShmLink::DirectSlot {
-  alignas(64) std::atomic<uint64_t> seq;
-  uint64_t check;
-  uint64_t bytes;
-  // The CPU the sender ran on when it posted, plus 1 (0: not known).
-  std::atomic<uint32_t> cpu;
-  char data[kShmDirectBytes];
-  alignas(64) char head[64];
-};
-
 namespace {
-
-constexpr uint64_t kRetracted = uint64_t{1} << 63;
 
 struct SegmentHeader {
   uint32_t magic;
@@ -86,7 +72,7 @@ struct SegmentHeader {
 static_assert(sizeof(SegmentHeader) <= kHeaderPage);
 
 // The direct slots after the header page: [0..1] dialer -> acceptor, [2..3] the other way.
-constexpr size_t kDirectArea = (4 * sizeof(ShmLink::DirectSlot) + 4095) / 4096 * 4096;
+constexpr size_t kDirectArea = (4 * kShmDirectSlotBytes + 4095) / 4096 * 4096;
 constexpr size_t kHeaderBytes = kHeaderPage + kDirectArea;
 
 }  // namespace
@@ -222,9 +208,10 @@ HcclResult ShmLink::Make(Endpoint local, Endpoint remote, net::Socket* ctrl, Rep
   // only after that answer, so both read both limits here.
   if (!dialer) h->direct_bytes[1] = std::min(direct_bytes, kShmDirectBytes);
   link->direct_max_ = static_cast<size_t>(std::min(h->direct_bytes[0], h->direct_bytes[1]));
-  auto* slots = reinterpret_cast<DirectSlot*>(reinterpret_cast<char*>(h) + kHeaderPage);
-  link->tx_slots_ = dialer ? slots : slots + 2;
-  link->rx_slots_ = dialer ? slots + 2 : slots;
+  char* slots = reinterpret_cast<char*>(h) + kHeaderPage;
+  char* theirs = slots + 2 * kShmDirectSlotBytes;
+  link->tx_slots_ = reinterpret_cast<DirectSlot*>(dialer ? slots : theirs);
+  link->rx_slots_ = reinterpret_cast<const DirectSlot*>(dialer ? theirs : slots);
   if (!dialer) h->probe_addr[1] = reinterpret_cast<uintptr_t>(&g_probe_word);
   link->ProbeSingleCopy(h->probe_addr[dialer ? 1 : 0]);
   *out = std::move(link);
@@ -285,11 +272,7 @@ HcclResult ShmLink::TrySend2(const void* a, size_t na, const void* b, size_t nb,
 
 void ShmLink::AbandonOp() {
   // The last direct message too: a late peer must not complete its op with it.
-  if (direct_posted_ != 0) {
-    uint64_t posted = direct_posted_;
-    tx_slots_[posted & 1].seq.compare_exchange_strong(posted, posted | kRetracted,
-                                                      std::memory_order_seq_cst);
-  }
+  RetractDirect();
   // The first abandon wins: a later op's start must not uncover this one's data.
   uint64_t none = 0;
   tx_->retract.compare_exchange_strong(none, op_start_ + 1, std::memory_order_seq_cst);
@@ -493,78 +476,6 @@ HcclResult ShmLink::TryRecv(void* buf, size_t n, size_t* moved) {
   *moved = k;
   Account(k);
   return HCCL_SUCCESS;
-}
-
-void ShmLink::DirectPost(uint64_t seq, uint64_t check, const void* head, const void* data,
-                         size_t n) {
-  DirectSlot& slot = tx_slots_[seq & 1];
-  // The first line last, all its stores together: the peer polls that line, and stores to it
-  // spread over the post would each have to take it back from the peer (a transfer each, where
-  // the stores before the number wait on the later lines' transfers).
-  constexpr size_t kFirst = 64 - offsetof(DirectSlot, data);  // data bytes on the first line
-  const auto* bytes = static_cast<const char*>(data);
-  const auto cpu = static_cast<uint32_t>(sched_getcpu() + 1);
-  std::memcpy(slot.head, head, sizeof(slot.head));
-  if (n > kFirst) std::memcpy(slot.data + kFirst, bytes + kFirst, n - kFirst);
-  slot.check = check;
-  slot.bytes = n;
-  if (n != 0) std::memcpy(slot.data, bytes, std::min(n, kFirst));
-  slot.cpu.store(cpu, std::memory_order_relaxed);
-  direct_posted_ = seq;
-  // seq_cst, then the peer's waiter count: pairs with DirectSleep's register-then-check.
-  slot.seq.store(seq, std::memory_order_seq_cst);
-  peer_->RingIfWaiting();
-}
-
-const void* ShmLink::DirectPeek(uint64_t seq, uint64_t* check, size_t* bytes) const {
-  const DirectSlot& slot = rx_slots_[seq & 1];
-  if (slot.seq.load(std::memory_order_acquire) != seq) return nullptr;
-  *check = slot.check;
-  *bytes = static_cast<size_t>(std::min<uint64_t>(slot.bytes, kShmDirectBytes));
-  return slot.data;
-}
-
-bool ShmLink::DirectStillPosted(uint64_t seq) const {
-  // The reads of the message come before this load (a seqlock's reader).
-  std::atomic_thread_fence(std::memory_order_acquire);
-  return rx_slots_[seq & 1].seq.load(std::memory_order_relaxed) == seq;
-}
-
-const void* ShmLink::DirectPeerHead(uint64_t seq) const {
-  const DirectSlot& slot = rx_slots_[seq & 1];
-  return (slot.seq.load(std::memory_order_acquire) & ~kRetracted) == seq ? slot.head : nullptr;
-}
-
-bool ShmLink::DirectPeerOnThisCpu(uint64_t seq) const {
-  // The peer's message before `seq`: posted, and not rewritten before this end posts `seq`
-  // (the peer's next post into that slot is message seq + 1).
-  const uint32_t peer = rx_slots_[(seq - 1) & 1].cpu.load(std::memory_order_relaxed);
-  return peer != 0 && peer == static_cast<uint32_t>(sched_getcpu() + 1);
-}
-
-void ShmLink::DirectNoteCpu() {
-  const auto cpu = static_cast<uint32_t>(sched_getcpu() + 1);
-  for (int i = 0; i < 2; ++i) tx_slots_[i].cpu.store(cpu, std::memory_order_relaxed);
-}
-
-uint64_t ShmLink::DirectPeerLatest() const {
-  uint64_t latest = 0;
-  for (int i = 0; i < 2; ++i) {
-    const uint64_t seq = rx_slots_[i].seq.load(std::memory_order_acquire);
-    if ((seq & kRetracted) == 0) latest = std::max(latest, seq);
-  }
-  return latest;
-}
-
-void ShmLink::DirectSleep(uint64_t seq, int timeout_ms) {
-  mine_->waiters.fetch_add(1, std::memory_order_seq_cst);
-  const uint32_t bell = mine_->seq.load(std::memory_order_seq_cst);
-  const bool ready = broken() ||
-                     rx_slots_[seq & 1].seq.load(std::memory_order_seq_cst) == seq ||
-                     ReadableHead() != rx_tail_;
-  // Bounded so a caller's abort flag and deadline are seen even without a wake-up.
-  if (!ready) FutexWait(&mine_->seq, bell, std::min(timeout_ms, 100));
-  mine_->waiters.fetch_sub(1, std::memory_order_seq_cst);
 }
 
 void ShmLink::WaitReady(bool for_send, int timeout_ms) {

@@ -15,11 +15,15 @@
 // at link setup whether it may read the peer's memory (Yama ptrace_scope, seccomp or a
 // container may refuse it; VIGIL_SHM_SINGLE_COPY=0 turns it off) and says so in the shared
 // header; a sender lends only to a receiver that said yes, else uses the ring.
-// Direct slots (Link::DirectPost): after the header page, two slots per direction (message
-// seq in slot seq & 1), each a cache-line-aligned {number, check word, length, sender's CPU,
-// data} with the message's 64-byte head on a line of its own behind the data, so that an 8-byte
-// message moves as one cache line. Each end states in the shared header the largest message it exchanges
-// this way (its TransportOptions::shm_direct_bytes); the link uses the smaller.
+// Direct slots (Link::DirectPost; shm_direct.cc): after the header page, two slots per direction
+// (message seq in slot seq & 1). A slot is a first cache line {number, check word, length,
+// sender's CPU, 40 data bytes}, four lines of {56 data bytes, number}, a 4 KiB data area and
+// the message's 64-byte head on a line of its own. A message of up to 264 bytes goes in the
+// lines, each carrying the message number, so that its lines cross between the cores at once
+// (as in NCCL's LL128 protocol); a longer one goes in the data area, its number on the first
+// line written last. An 8-byte message moves as one line. Each end states in the shared header
+// the largest message it exchanges this way (its TransportOptions::shm_direct_bytes); the link
+// uses the smaller.
 //
 // A sender that recalls a lend (its op gave up: abandon, timeout, error elsewhere) waits until
 // the receiver is out of any read in progress (a "reading" flag, Dekker-style against the
@@ -42,6 +46,13 @@ constexpr size_t kShmRingBytes = 4u << 20;  // per direction
 constexpr size_t kShmLendMinBytes = 64u << 10;
 // Data bytes of one direct slot: the largest message a link may exchange through its slots.
 constexpr size_t kShmDirectBytes = 4096;
+// A direct slot's lines (shm_direct.cc): the first carries 40 data bytes, each of the next
+// kShmDirectLines 56; a longer message goes in the slot's data area.
+constexpr size_t kShmDirectFirstBytes = 40;
+constexpr size_t kShmDirectLineBytes = 56;
+constexpr size_t kShmDirectLines = 4;
+constexpr size_t kShmDirectLinedBytes = kShmDirectFirstBytes + kShmDirectLines * kShmDirectLineBytes;
+constexpr size_t kShmDirectSlotBytes = (1 + kShmDirectLines + 1) * 64 + kShmDirectBytes;
 
 // A MAP_SHARED mapping of a memfd, created here or opened from another process.
 class ShmMapping {
@@ -103,7 +114,8 @@ class ShmLink : public LinkBase {
   size_t direct_max_bytes() const override { return direct_max_; }
   void DirectPost(uint64_t seq, uint64_t check, const void* head, const void* data,
                   size_t n) override;
-  const void* DirectPeek(uint64_t seq, uint64_t* check, size_t* bytes) const override;
+  const void* DirectPeek(uint64_t seq, size_t expect, uint64_t* check,
+                         size_t* bytes) const override;
   bool DirectStillPosted(uint64_t seq) const override;
   const void* DirectPeerHead(uint64_t seq) const override;
   uint64_t DirectPeerLatest() const override;
@@ -117,6 +129,8 @@ class ShmLink : public LinkBase {
 
  private:
   struct RingCtl;
+  // Takes the last direct message posted back (AbandonOp).
+  void RetractDirect();
   ShmLink(Endpoint local, Endpoint remote, net::Socket ctrl, Reporter reporter);
   // Bytes published and not taken back (see AbandonOp) beyond rx_tail_.
   uint64_t ReadableHead() const;
@@ -153,6 +167,8 @@ class ShmLink : public LinkBase {
   const DirectSlot* rx_slots_ = nullptr;
   size_t direct_max_ = 0;
   uint64_t direct_posted_ = 0;  // the last message this end posted (AbandonOp takes it back)
+  // A received direct message of more than one line, gathered (DirectPeek).
+  alignas(64) mutable char direct_gathered_[kShmDirectLinedBytes];
   bool registered_ = false;
   bool single_copy_ = false;  // VIGIL_SHM_SINGLE_COPY on this side
   // This side's active lend (sender only): stream range [lend_start_, lend_end_) of lend_buf_,

@@ -72,6 +72,7 @@ inline WaitPolicy Within(std::chrono::milliseconds d) {
 struct Mode {
   bool tcp;
   uint32_t qps;
+  size_t direct_bytes = 0;  // TransportOptions::shm_direct_bytes
 };
 inline std::string ModeName(const ::testing::TestParamInfo<Mode>& info) {
   return info.param.tcp ? "Tcp" + std::to_string(info.param.qps) : std::string("Shm");
@@ -83,6 +84,7 @@ class Ranks {
     for (uint32_t r = 0; r < n; ++r) {
       opts.push_back(Options(r, "host-a", mode.tcp, mode.qps));
       opts.back().key = key;
+      opts.back().shm_direct_bytes = mode.direct_bytes;
       std::unique_ptr<Transport> t;
       std::string err;
       EXPECT_EQ(Transport::Create(opts.back(), &t, &err), HCCL_SUCCESS) << err;
