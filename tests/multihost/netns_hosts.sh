@@ -16,7 +16,9 @@
 #                 Broadcast/Reduce run hierarchically (AlgType asserted), AlltoAll flat; shm inside
 #                 a host, TCP between hosts
 #   hier_3x2_big  3 hosts x 2 ranks (non-power-of-two hosts), messages larger than the CCL buffer
-#   hier_1x2      2 hosts x 1 rank: level 0 is a single rank
+#   hier_1x2      2 hosts x 1 rank: the inter-host level alone, run flat over all ranks (the
+#                 op's fingerprints ride its own transfers: one exchange a call, counted in
+#                 TCP segments)
 #   flat_ring     HCCL_ALGO=ring forces the flat ring over all ranks
 #   level1_ring   HCCL_ALGO=level0:NA;level1:ring picks the level-1 algorithm
 #   uneven        hosts of 2 and 1 ranks: no level-1 group per local index, flat algorithms
@@ -112,6 +114,11 @@ expect_all_right() {  # N: every rank printed 0 wrong
   [ "$good" = "$n" ] || fail "$good of $n ranks report every check right"
 }
 
+# tcp_out_segs K: TCP segments host K has sent (OutSegs of its namespace's /proc/net/snmp).
+tcp_out_segs() {
+  ip netns exec "vmh${ID}$1" awk '/^Tcp:/ && ++n == 2 {print $12}' /proc/net/snmp
+}
+
 # link_type A B: the type of the link rank A logged to rank B.
 link_type() {
   grep -rh "link established: .*local rank\[$1\] remote rank\[$2\]" "$LOGS" |
@@ -151,9 +158,19 @@ case "$SCENARIO" in
     add_host 1 && add_host 2 || fail "namespace setup"
     run_job "vmh${ID}1:1,vmh${ID}2:1" -- "$CHECK" || fail "job failed"
     expect_all_right 2
-    expect_algtype AllReduce ring-H-D-null ring-fullmesh-null
-    [[ "$(algtypes AllReduce)" == *ring-fullmesh-null* ]] || fail "no one-shot level 1 for a tiny AllReduce"
+    expect_algtype AllReduce null-H-D-null null-fullmesh-null
+    [[ "$(algtypes AllReduce)" == *null-fullmesh-null* ]] || fail "no one-shot AllReduce for a tiny one"
+    expect_algtype AllGather null-ring-null
+    expect_algtype ReduceScatter null-fullmesh-null
     [ "$(link_type 0 1)" = TCP ] || fail "rank 0 -> 1 is [$(link_type 0 1)], not TCP"
+    # One exchange a call: a loop of 8 B AllReduces sends about two segments a call from a host
+    # (its data and an ack); a round of fingerprints of its own before each would double that.
+    calls=3000
+    before=$(tcp_out_segs 1)
+    HCCL_ENTRY_LOG_ENABLE=0 run_job "vmh${ID}1:1,vmh${ID}2:1" -- "$VIGIL" bench allreduce \
+      -b 8 -e 8 -n $calls -w 0 -z 1 >/dev/null || fail "bench job failed"
+    segs=$(($(tcp_out_segs 1) - before))
+    [ "$segs" -lt $((3 * calls)) ] || fail "$segs TCP segments from host 1 for $calls calls"
     ;;
   flat_ring)
     add_host 1 && add_host 2 || fail "namespace setup"
