@@ -14,6 +14,13 @@ netns_switch() {
   ip netns add "$ns" 2>/dev/null || return 1
   { ip -n "$ns" link set lo up && ip -n "$ns" link add br0 type bridge &&
     ip -n "$ns" addr add "$net.1/24" dev br0 && ip -n "$ns" link set br0 up; } || return 2
+  # A switch forwards frames without a firewall: with br_netfilter loaded, each frame the bridge
+  # forwards would also run the iptables hooks (9% of the CPU of a 2-host 8 B AllReduce loop).
+  local k
+  for k in iptables ip6tables arptables; do
+    ip netns exec "$ns" sysctl -qw "net.bridge.bridge-nf-call-$k=0" 2>/dev/null
+  done
+  return 0
 }
 
 # netns_host SWITCH NS VETH NET K [MTU]: host namespace NS on SWITCH's bridge through the veth

@@ -157,6 +157,15 @@ HcclResult TcpLink::TrySend2(const void* a, size_t na, const void* b, size_t nb,
   return HCCL_SUCCESS;
 }
 
+size_t TcpLink::TakeStaged(char* p, size_t n) {
+  const size_t k = std::min(n, stage_end_ - stage_at_);
+  if (k == 0) return 0;
+  std::memcpy(p, stage_.get() + stage_at_, k);
+  stage_at_ += k;
+  if (stage_at_ == stage_end_) stage_at_ = stage_end_ = 0;
+  return k;
+}
+
 HcclResult TcpLink::TryRecv(void* buf, size_t n, size_t* moved) {
   *moved = 0;
   if (state() == kClosed || state() == kBroken) return HCCL_E_REMOTE;
@@ -167,13 +176,26 @@ HcclResult TcpLink::TryRecv(void* buf, size_t n, size_t* moved) {
     n = static_cast<size_t>(allowed);
   }
   char* p = static_cast<char*>(buf);
-  size_t done = 0;
+  size_t done = TakeStaged(p, n);
   while (done < n) {
-    size_t len = std::min(n - done, kTcpChunk - static_cast<size_t>(recv_off_ % kTcpChunk));
-    ssize_t r = recv(RecvFd(), p + done, len, MSG_DONTWAIT);
+    // The stage is empty here. A small read takes what is there (up to the stage's size, and
+    // never past the peer's retract offset) into the stage; a large one reads in place.
+    const size_t chunk_left = kTcpChunk - static_cast<size_t>(recv_off_ % kTcpChunk);
+    const bool stage = n - done < kTcpStageBytes;
+    if (stage && !stage_) stage_.reset(new char[kTcpStageBytes]);
+    char* into = stage ? stage_.get() : p + done;
+    const size_t len = stage ? static_cast<size_t>(std::min<uint64_t>(
+                                   {kTcpStageBytes, chunk_left, AllowanceFrom(recv_off_)}))
+                             : std::min(n - done, chunk_left);
+    ssize_t r = recv(RecvFd(), into, len, MSG_DONTWAIT);
     if (r > 0) {
-      done += static_cast<size_t>(r);
       recv_off_ += static_cast<uint64_t>(r);
+      if (stage) {
+        stage_end_ = static_cast<size_t>(r);
+        done += TakeStaged(p + done, n - done);
+      } else {
+        done += static_cast<size_t>(r);
+      }
       continue;
     }
     if (r < 0 && errno == EINTR) continue;

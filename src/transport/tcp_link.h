@@ -13,11 +13,17 @@
 // thread takes it at once; a rank late by more than HCCL_EXEC_TIMEOUT reads nothing).
 // VIGIL_TCP_EAGER=0 restores the old way: each op's data waits for the peer's op header (one
 // more round trip per op).
+//
+// A small read (under kTcpStageBytes: an op header, a small body) takes what the socket holds,
+// up to kTcpStageBytes, into the link's stage, and the next reads are served from it first: an
+// op header and its body arrive together, and now leave the kernel in one recv instead of two.
+// The retract notice counts what was delivered, not what was staged.
 #pragma once
 
 #include <atomic>
 #include <chrono>
 #include <cstdint>
+#include <memory>
 #include <vector>
 
 #include "transport/link_base.h"
@@ -32,6 +38,7 @@ constexpr size_t kTcpChunk = 256u << 10;
 // 1-16 MiB").
 constexpr size_t kTcpEagerWindow = 1u << 20;
 constexpr size_t kQpDepthBytes = 1u << 20;  // device memory charged per QP (EI0011)
+constexpr size_t kTcpStageBytes = 8u << 10;
 
 // SO_SNDBUF/SO_RCVBUF for a link's data sockets: VIGIL_TCP_LOOPBACK_SOCKBUF when both ends share a
 // host, else 0 (the kernel's autotuning).
@@ -68,11 +75,16 @@ class TcpLink : public LinkBase {
 
  private:
   bool NothingToWaitFor(bool for_send) const;
-  // Bytes TryRecv may still deliver before the peer's retract offset (SIZE_MAX: no retract).
-  uint64_t RecvAllowance() const {
+  // Bytes of the stream from offset `off` on before the peer's retract offset (UINT64_MAX:
+  // no retract).
+  uint64_t AllowanceFrom(uint64_t off) const {
     const uint64_t r = peer_retract_.load(std::memory_order_acquire);
-    return r == 0 ? UINT64_MAX : (r - 1 > recv_off_ ? r - 1 - recv_off_ : 0);
+    return r == 0 ? UINT64_MAX : (r - 1 > off ? r - 1 - off : 0);
   }
+  // Bytes TryRecv may still deliver (from what it delivered, staged bytes included).
+  uint64_t RecvAllowance() const { return AllowanceFrom(recv_off_ - (stage_end_ - stage_at_)); }
+  // Moves up to n staged bytes to p; returns how many.
+  size_t TakeStaged(char* p, size_t n);
   int SendFd() const { return qps_[(send_off_ / kTcpChunk) % qps_.size()].fd(); }
   int RecvFd() const { return qps_[(recv_off_ / kTcpChunk) % qps_.size()].fd(); }
   // The fd a wait polls: -1 (ignored by poll) for a receive stopped at the peer's retract
@@ -87,7 +99,11 @@ class TcpLink : public LinkBase {
   std::chrono::milliseconds send_timeout_;
   void* qp_memory_;
   uint64_t send_off_ = 0;
-  uint64_t recv_off_ = 0;
+  uint64_t recv_off_ = 0;  // stream bytes read from the sockets (delivered or staged)
+  // Bytes read ahead of the caller (see the file comment): [stage_at_, stage_end_) of stage_.
+  std::unique_ptr<char[]> stage_;
+  size_t stage_at_ = 0;
+  size_t stage_end_ = 0;
   bool stalled_ = false;
   const bool eager_;
   uint64_t op_start_ = 0;

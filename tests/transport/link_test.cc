@@ -31,6 +31,56 @@ TEST_P(LinkTest, PairIntegrityBidirectional) {
   EXPECT_GE(CountInLogs("link established: tag[AllReduce_test]"), 2u);
 }
 
+// One stream read in pieces of mixed sizes, as op headers and bodies are: small reads go
+// through TCP's stage (read ahead, served first), large ones in place, across the QPs' chunk
+// boundaries (Tcp3) and the stage's size.
+TEST_P(LinkTest, MixedReadSizesKeepTheStream) {
+  // Socket buffers that hold the whole stream, so each QP's next chunk is already behind the
+  // one being read (a read past a chunk's end would take it).
+  SetEnv("VIGIL_TCP_LOOPBACK_SOCKBUF", std::to_string(8u << 20));
+  Ranks ranks(2, GetParam());
+  ranks.ConnectAll();
+  Link* tx = ranks.ts[0]->link(1);
+  Link* rx = ranks.ts[1]->link(0);
+  std::vector<size_t> reads = {64, 8, 64, 1000, 64, 8191, 8192, 8193, 1, 64};
+  size_t total = 0;
+  for (size_t n : reads) total += n;
+  // Then small reads that straddle the chunk boundaries (a stage never reads past one: the
+  // next chunk is on another QP), a large read between them.
+  for (size_t boundary : {kTcpChunk, 2 * kTcpChunk, 3 * kTcpChunk + 8192}) {
+    reads.push_back(boundary - 30 - total);
+    reads.push_back(64);
+    reads.push_back(8);
+    total = boundary + 42;
+  }
+  for (size_t n : {size_t{4096}, size_t{520000}, size_t{8000}, size_t{64}, size_t{3}}) {
+    reads.push_back(n);
+    total += n;
+  }
+  const std::vector<uint8_t> stream = Pattern(9, total);
+  std::vector<uint8_t> got(total, 0);
+  ProgressError err;
+  std::vector<Xfer> send{{tx, true, const_cast<uint8_t*>(stream.data()), total}};
+  std::atomic<bool> sent{false};
+  std::thread sender([&] {
+    EXPECT_EQ(Progress(send, Within(30s), &err), HCCL_SUCCESS);
+    sent = true;
+  });
+  for (int i = 0; i < 200 && !sent; ++i) std::this_thread::sleep_for(10ms);
+  size_t at = 0;
+  for (size_t n : reads) {
+    ProgressError rerr;
+    std::vector<Xfer> r{{rx, false, got.data() + at, n}};
+    ASSERT_EQ(Progress(r, Within(30s), &rerr), HCCL_SUCCESS) << rerr.reason;
+    ASSERT_TRUE(std::equal(got.begin() + at, got.begin() + at + n, stream.begin() + at))
+        << "read of " << n << " bytes at " << at;
+    at += n;
+  }
+  sender.join();
+  unsetenv("VIGIL_TCP_LOOPBACK_SOCKBUF");
+  log::ResetForTesting();
+}
+
 TEST_P(LinkTest, FourRanksAllToAll) {
   const uint32_t n = 4;
   Ranks ranks(n, GetParam());
