@@ -76,6 +76,15 @@ class DirectSlot : public EnvTest {
     EXPECT_EQ(link_[side]->DirectPeerLatest(), seq);
   }
 
+  // Message seq both ways: side 0 posts n0 bytes, side 1 reads them expecting n1, then posts n1
+  // bytes, which side 0 reads expecting n0.
+  void BothWays(uint64_t seq, size_t n0, size_t n1) {
+    Post(0, seq, n0);
+    ExpectRead(1, seq, n0, n1);
+    Post(1, seq, n1);
+    ExpectRead(0, seq, n1, n0);
+  }
+
   std::unique_ptr<Ranks> ranks_;
   Link* link_[2] = {};
 };
@@ -88,13 +97,7 @@ const std::vector<size_t> kLengths = {0,   1,   7,   8,   39,  40,   41,   95,  
 
 TEST_F(DirectSlot, EveryLengthBothWays) {
   uint64_t seq = 1;
-  for (size_t n : kLengths) {
-    Post(0, seq, n);
-    ExpectRead(1, seq, n, n);
-    Post(1, seq, n);
-    ExpectRead(0, seq, n, n);
-    ++seq;
-  }
+  for (size_t n : kLengths) BothWays(seq++, n, n);
 }
 
 TEST_F(DirectSlot, AnotherLengthThanExpectedIsReadWhole) {
@@ -102,13 +105,7 @@ TEST_F(DirectSlot, AnotherLengthThanExpectedIsReadWhole) {
       {8, 264},   {264, 8},   {100, 4096}, {4096, 100}, {0, 64},   {64, 0},
       {300, 264}, {265, 300}, {41, 40},    {40, 41},    {208, 96}, {4096, 0}};
   uint64_t seq = 1;
-  for (const auto& [posted, expected] : cases) {
-    Post(0, seq, posted);
-    ExpectRead(1, seq, posted, expected);
-    Post(1, seq, expected);
-    ExpectRead(0, seq, expected, posted);
-    ++seq;
-  }
+  for (const auto& [posted, expected] : cases) BothWays(seq++, posted, expected);
 }
 
 TEST_F(DirectSlot, NothingBeforeThePostNorAfterARetract) {
@@ -118,10 +115,7 @@ TEST_F(DirectSlot, NothingBeforeThePostNorAfterARetract) {
     Connect();  // messages 1 and 2 of a fresh link
     EXPECT_EQ(link_[1]->DirectPeek(1, n, &check, &bytes), nullptr);
     link_[1]->DirectSleep(1, 1);  // returns (bounded) with nothing posted
-    Post(0, 1, n);
-    ExpectRead(1, 1, n, n);
-    Post(1, 1, n);
-    ExpectRead(0, 1, n, n);
+    BothWays(1, n, n);
     // Message 2 goes to the other slot; taken back before it is read.
     Post(0, 2, n);
     link_[0]->AbandonOp();
