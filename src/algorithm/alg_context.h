@@ -244,6 +244,8 @@ constexpr size_t kShmMeshPieceBytes = 256u << 10;
 
 // Up to this size the full-mesh AllReduce is one round (every rank reduces every vector).
 constexpr size_t kOneShotBytes = 512;
+// The most ranks the automatic choice gives the full-mesh algorithms (one link per pair).
+constexpr uint32_t kMeshMaxRanks = 8;
 
 // Sizes at which the tree forms of Broadcast/Reduce give way to pipelined chains.
 constexpr size_t kTreeMaxBytes = 64u << 10;

@@ -152,7 +152,6 @@ bool IsPow2(uint32_t n) {
 
 constexpr size_t kSmallBytes = 64u << 10;
 constexpr size_t kHdMaxBytes = 16u << 20;
-constexpr uint32_t kMeshMaxRanks = 8;
 
 // AllGather/ReduceScatter H-D exist only for power-of-two rank counts; elsewhere ring.
 Algo Resolve(Algo algo, bool hd_ok) {
@@ -198,9 +197,9 @@ Algo ChooseAllReduce(uint32_t nranks, size_t bytes, const std::string* spec) {
   if (forced != Algo::kAuto) return forced;
   if (nranks <= 1) return Algo::kRing;
   // One round (mesh_allreduce.cc) beats log2(p) dependent rounds while the message is tiny.
-  if (nranks <= kMeshMaxRanks && bytes <= detail::kOneShotBytes) return Algo::kMesh;
+  if (nranks <= detail::kMeshMaxRanks && bytes <= detail::kOneShotBytes) return Algo::kMesh;
   if (bytes <= kSmallBytes) return Algo::kHalvingDoubling;
-  if (nranks <= kMeshMaxRanks) return Algo::kMesh;
+  if (nranks <= detail::kMeshMaxRanks) return Algo::kMesh;
   if (IsPow2(nranks) && bytes <= kHdMaxBytes) return Algo::kHalvingDoubling;
   return Algo::kRing;
 }
@@ -209,7 +208,7 @@ Algo ChooseAllGather(uint32_t nranks, size_t bytes, const std::string* spec) {
   const Algo forced = ForcedFor("allgather", {Algo::kRing, Algo::kMesh, Algo::kHalvingDoubling}, spec);
   if (forced != Algo::kAuto) return Resolve(forced, IsPow2(nranks));
   if (nranks <= 1) return Algo::kRing;
-  if (nranks <= kMeshMaxRanks) return Algo::kMesh;
+  if (nranks <= detail::kMeshMaxRanks) return Algo::kMesh;
   if (IsPow2(nranks) && bytes <= kHdMaxBytes) return Algo::kHalvingDoubling;
   return Algo::kRing;
 }
@@ -219,7 +218,7 @@ Algo ChooseReduceScatter(uint32_t nranks, size_t /*bytes*/, const std::string* s
       ForcedFor("reducescatter", {Algo::kRing, Algo::kMesh, Algo::kHalvingDoubling}, spec);
   if (forced != Algo::kAuto) return Resolve(forced, false);
   if (nranks <= 1) return Algo::kRing;
-  if (nranks <= kMeshMaxRanks) return Algo::kMesh;
+  if (nranks <= detail::kMeshMaxRanks) return Algo::kMesh;
   return Algo::kRing;
 }
 

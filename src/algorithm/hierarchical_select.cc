@@ -208,6 +208,15 @@ bool ChooseHierarchical(CollOp op, const HostLayout& layout, size_t bytes, HierP
   HierPlan p;
   switch (op) {
     case CollOp::kAllReduce: {
+      // A tiny one over few ranks goes flat, in one round of the one-shot mesh whose transfers
+      // carry the op's fingerprints; in levels it is a round of fingerprints, then an intra-host
+      // ReduceScatter, an inter-host AllReduce and an intra-host AllGather (2 hosts x 2 ranks,
+      // 8 B: 35-45 us flat against 46-59 in levels, the four ranks and the emulated network on
+      // two cores; on idle cores the flat round is one inter-host trip where levels take two).
+      if (!spec.levels && bytes <= detail::kOneShotBytes &&
+          hosts * local <= detail::kMeshMaxRanks) {
+        return false;
+      }
       // Level 1 moves one 1/local share of the message per rank.
       const size_t block = bytes / std::max<uint32_t>(local, 1);
       p.level0 = Algo::kRing;

@@ -301,7 +301,14 @@ TEST_F(HierChoice, Automatic) {
   ASSERT_TRUE(ChooseHierarchical(CollOp::kAllReduce, three_by_two_, 1024, &plan));
   EXPECT_EQ(HierAlgType(plan), "ring-fullmesh-null");  // 512 B blocks: one round between hosts
   const HostLayout four_by_one = HostLayout::FromHostIds({"a", "b", "c", "d"}, 0);
-  ASSERT_TRUE(ChooseHierarchical(CollOp::kAllReduce, four_by_one, 8, &plan));
+  // A tiny AllReduce over at most 8 ranks runs flat (one round of the one-shot mesh).
+  EXPECT_FALSE(ChooseHierarchical(CollOp::kAllReduce, four_by_one, 8, &plan));
+  EXPECT_FALSE(ChooseHierarchical(CollOp::kAllReduce, two_by_two_, 512, &plan));
+  ASSERT_TRUE(ChooseHierarchical(CollOp::kAllReduce, two_by_two_, 516, &plan));
+  EXPECT_EQ(HierAlgType(plan), "ring-fullmesh-null");
+  const HostLayout three_by_three =
+      HostLayout::FromHostIds({"a", "a", "a", "b", "b", "b", "c", "c", "c"}, 0);
+  ASSERT_TRUE(ChooseHierarchical(CollOp::kAllReduce, three_by_three, 8, &plan));  // 9 ranks
   EXPECT_EQ(HierAlgType(plan), "ring-fullmesh-null");
   ASSERT_TRUE(ChooseHierarchical(CollOp::kAllReduce, four_by_one, 4096, &plan));
   EXPECT_EQ(HierAlgType(plan), "ring-H-D-null");

@@ -130,8 +130,10 @@ case "$SCENARIO" in
     add_host 1 && add_host 2 || fail "namespace setup"
     run_job "vmh${ID}1:2,vmh${ID}2:2" -- "$CHECK" || fail "job failed"
     expect_all_right 4
-    # Blocks of up to 512 B go to every host in one round (fullmesh's one-shot), larger by H-D.
-    expect_algtype AllReduce ring-H-D-null ring-fullmesh-null
+    # Up to 512 B over 4 ranks: flat, every rank to every rank in one round (fullmesh's
+    # one-shot); blocks of up to 512 B go to every host in one round, larger by H-D.
+    expect_algtype AllReduce null-fullmesh-null ring-H-D-null ring-fullmesh-null
+    [[ "$(algtypes AllReduce)" == *null-fullmesh-null* ]] || fail "a tiny AllReduce ran in levels"
     expect_algtype AllGather ring-ring-null
     expect_algtype ReduceScatter ring-fullmesh-null
     expect_algtype Broadcast HD-H-D-null ring-ring-null
@@ -150,7 +152,7 @@ case "$SCENARIO" in
     run_job "vmh${ID}1:2,vmh${ID}2:2,vmh${ID}3:2" -- "$CHECK" --big || fail "job failed"
     expect_all_right 6
     # Three hosts: one round for tiny blocks, H-D for small ones, ring for large ones.
-    expect_algtype AllReduce ring-fullmesh-null ring-H-D-null ring-ring-null
+    expect_algtype AllReduce null-fullmesh-null ring-fullmesh-null ring-H-D-null ring-ring-null
     [[ "$(algtypes AllReduce)" == *ring-ring-null* ]] || fail "no ring level 1 for a big AllReduce"
     expect_algtype ReduceScatter ring-fullmesh-null
     ;;
@@ -208,7 +210,7 @@ JSON
     HCCL_IF_BASE_PORT=60000 run_job "vmh${ID}1:2,vmh${ID}2:2" -- "$CHECK" \
       --rank-table "$WORKDIR/rank_table.json" || fail "job failed"
     expect_all_right 4
-    expect_algtype AllReduce ring-H-D-null ring-fullmesh-null
+    expect_algtype AllReduce null-fullmesh-null ring-H-D-null ring-fullmesh-null
     grep -rqh "hostIp\[10.77.0.3\]" "$LOGS" || fail "rank table host address not used"
     [ "$(link_type 0 1)" = SHM ] || fail "rank 0 -> 1 is [$(link_type 0 1)], not SHM"
     [ "$(link_type 0 3)" = TCP ] || fail "rank 0 -> 3 is [$(link_type 0 3)], not TCP"
