@@ -31,7 +31,7 @@
 # Knobs (environment): HOSTS (2-4), RANKS_PER_HOST (1-2), RATE (tc rate: 1gbit, 5gbit, 500mbit),
 # LOSS (percent, e.g. 0.01; empty: none), MTU (1500), REPEAT (rounds, 3), OPS (subset of
 # "allreduce allgather reducescatter broadcast alltoall"), TOOLS (subset of "vigil ompi gloo"),
-# LAT_ITERS (200), LAT_WARMUP (20), BW_ITERS (5), BW_WARMUP (1), BW_MIN (64K), MAX_BYTES (64M),
+# LAT_ITERS (200), LAT_WARMUP (200), BW_ITERS (5), BW_WARMUP (1), BW_MIN (64K), MAX_BYTES (64M),
 # BW_FACTOR (4), RUN_TIMEOUT (s per run, 300), OUT (results folder), BUILD (build folder), VIGIL
 # (a built vigil; VIGIL_REV names its source), VIGIL_ENV (extra NAME=VALUE words for Vigil's
 # ranks, e.g. "HCCL_RDMA_QPS_PER_CONNECTION=2").
@@ -51,7 +51,7 @@ REPEAT="${REPEAT:-3}"
 OPS="${OPS:-allreduce allgather reducescatter broadcast alltoall}"
 TOOLS="${TOOLS:-vigil ompi gloo}"
 LAT_ITERS="${LAT_ITERS:-200}"
-LAT_WARMUP="${LAT_WARMUP:-20}"
+LAT_WARMUP="${LAT_WARMUP:-200}"
 BW_ITERS="${BW_ITERS:-5}"
 BW_WARMUP="${BW_WARMUP:-1}"
 BW_MIN="${BW_MIN:-64K}"
@@ -257,7 +257,7 @@ cat >"$OUT/meta.json" <<EOF
  "vigil_env": "$VIGIL_ENV", "openmpi": "$(mpirun --version 2>/dev/null | head -1)",
  "gloo": "libgloo-dev $(dpkg-query -W -f='${Version}' libgloo-dev 2>/dev/null || echo unknown)",
  "rounds": $REPEAT, "failed_runs": $FAILED,
- "command": "HOSTS=$HOSTS RANKS_PER_HOST=$RANKS_PER_HOST RATE=$RATE${LOSS:+ LOSS=$LOSS} REPEAT=$REPEAT bench/cluster/run.sh"}
+ "command": "HOSTS=$HOSTS RANKS_PER_HOST=$RANKS_PER_HOST RATE=$RATE${LOSS:+ LOSS=$LOSS} REPEAT=$REPEAT LAT_ITERS=$LAT_ITERS LAT_WARMUP=$LAT_WARMUP bench/cluster/run.sh"}
 EOF
 
 /usr/bin/python3 "$HERE/summarize.py" "$OUT" | tee "$OUT/summary.md"

@@ -21,7 +21,7 @@
 # and the performance targets (bench/compare/summarize.py), and draws one chart per op (busbw
 # against size, bench/compare/plot.py, as bench/cluster does). Every run is bounded by `timeout`.
 #
-# Knobs (environment): RANKS (4), LAT_ITERS (200), LAT_WARMUP (20), BW_ITERS (10), BW_WARMUP (2),
+# Knobs (environment): RANKS (4), LAT_ITERS (200), LAT_WARMUP (200), BW_ITERS (10), BW_WARMUP (2),
 # MAX_BYTES (64M), RUN_TIMEOUT (s per run, 240), REPEAT (rounds, 1; the summary keeps each
 # size's best round: on a shared machine that filters out other jobs' load), OUT (results
 # folder), BUILD (build folder), VIGIL (a built vigil binary; VIGIL_REV names its source),
@@ -35,7 +35,7 @@ REPO="$(cd "$HERE/../.." && pwd)"
 . "$REPO/scripts/lib/bench.sh"
 RANKS="${RANKS:-4}"
 LAT_ITERS="${LAT_ITERS:-200}"
-LAT_WARMUP="${LAT_WARMUP:-20}"
+LAT_WARMUP="${LAT_WARMUP:-200}"
 BW_ITERS="${BW_ITERS:-10}"
 BW_WARMUP="${BW_WARMUP:-2}"
 MAX_BYTES="${MAX_BYTES:-64M}"
@@ -136,7 +136,7 @@ cat >"$OUT/meta.json" <<EOF
 {"nranks": $RANKS, "date": "$(date -Is)", "host": "$(hostname)", "cpus": "$(nproc)",
  "load_before": "$LOAD_BEFORE", "load_after": "$LOAD_AFTER",
  "vigil": "$VIGIL_VER (heartbeat and flight recorder on)", "openmpi": "$OMPI_VER", "gloo": "libgloo-dev $GLOO_VER",
- "command": "TOOLS=\\"$TOOLS\\" RANKS=$RANKS REPEAT=$REPEAT LAT_ITERS=$LAT_ITERS BW_ITERS=$BW_ITERS MAX_BYTES=$MAX_BYTES bench/compare/compare.sh"}
+ "command": "TOOLS=\\"$TOOLS\\" RANKS=$RANKS REPEAT=$REPEAT LAT_ITERS=$LAT_ITERS LAT_WARMUP=$LAT_WARMUP BW_ITERS=$BW_ITERS MAX_BYTES=$MAX_BYTES bench/compare/compare.sh"}
 EOF
 
 python3 "$HERE/summarize.py" "$OUT" | tee "$OUT/summary.md"
