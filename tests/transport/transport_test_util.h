@@ -74,6 +74,11 @@ struct Mode {
   uint32_t qps;
   size_t direct_bytes = 0;  // TransportOptions::shm_direct_bytes
 };
+// How gtest prints a Mode (instead of its bytes, padding included).
+inline void PrintTo(const Mode& m, std::ostream* os) {
+  *os << (m.tcp ? "tcp, " + std::to_string(m.qps) + " QPs" : std::string("shm"));
+  if (m.direct_bytes != 0) *os << ", direct slots of " << m.direct_bytes << " B";
+}
 inline std::string ModeName(const ::testing::TestParamInfo<Mode>& info) {
   return info.param.tcp ? "Tcp" + std::to_string(info.param.qps) : std::string("Shm");
 }
