@@ -58,7 +58,9 @@ size_t MoreLines(size_t n) {
 // that their transfers overlap.
 bool MoreCarry(const ShmLink::DirectSlot& slot, size_t lines, uint64_t seq) {
   uint64_t differ = 0;
-  for (size_t i = 0; i < lines; ++i) differ |= slot.more[i].seq.load(std::memory_order_acquire) ^ seq;
+  for (size_t i = 0; i < lines; ++i) {
+    differ |= slot.more[i].seq.load(std::memory_order_acquire) ^ seq;
+  }
   return differ == 0;
 }
 

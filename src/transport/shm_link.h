@@ -51,7 +51,8 @@ constexpr size_t kShmDirectBytes = 4096;
 constexpr size_t kShmDirectFirstBytes = 40;
 constexpr size_t kShmDirectLineBytes = 56;
 constexpr size_t kShmDirectLines = 4;
-constexpr size_t kShmDirectLinedBytes = kShmDirectFirstBytes + kShmDirectLines * kShmDirectLineBytes;
+constexpr size_t kShmDirectLinedBytes =
+    kShmDirectFirstBytes + kShmDirectLines * kShmDirectLineBytes;
 constexpr size_t kShmDirectSlotBytes = (1 + kShmDirectLines + 1) * 64 + kShmDirectBytes;
 
 // A MAP_SHARED mapping of a memfd, created here or opened from another process.

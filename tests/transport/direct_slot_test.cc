@@ -57,7 +57,8 @@ class DirectSlot : public EnvTest {
   void Post(int side, uint64_t seq, size_t n) {
     const std::vector<uint8_t> data = Message(seq, side, n);
     const auto head = Head(seq);
-    link_[side]->DirectPost(seq, seq * 7 + static_cast<uint64_t>(side), head.data(), data.data(), n);
+    const uint64_t check = seq * 7 + static_cast<uint64_t>(side);
+    link_[side]->DirectPost(seq, check, head.data(), data.data(), n);
   }
   void ExpectRead(int side, uint64_t seq, size_t n, size_t expect) {
     const int from = 1 - side;
