@@ -250,6 +250,9 @@ class Communicator : public std::enable_shared_from_this<Communicator> {
                           alg::Group& group, alg::AlgResult* result);
   // kHierarchical fills *plan (the algorithm of each level).
   alg::Algo PickAlgorithm(const OpDesc& op, alg::HierPlan* plan) const;
+  // Whether ops of this type would run in levels of one rank a host (PickAlgorithm then runs
+  // the inter-host level flat over all ranks).
+  bool LevelsAreOneRankAHost(OpType type) const;
   // PickAlgorithm through a per-op-type cache of the last choice by message size (Enqueue):
   // the hit inline, the miss (PickAndCache) out of line.
   alg::Algo CachedAlgorithm(const OpDesc& op, alg::HierPlan* plan) const;

@@ -7,40 +7,42 @@
 
 namespace vigil::comm {
 
+namespace {
+
+// The collective an op type runs in levels over several hosts (kBarrier: none).
+alg::CollOp LevelledOp(OpType type) {
+  switch (type) {
+    case OpType::kAllReduce: return alg::CollOp::kAllReduce;
+    case OpType::kAllGather: return alg::CollOp::kAllGather;
+    case OpType::kReduceScatter: return alg::CollOp::kReduceScatter;
+    case OpType::kBroadcast: return alg::CollOp::kBroadcast;
+    case OpType::kReduce: return alg::CollOp::kReduce;
+    default: return alg::CollOp::kBarrier;
+  }
+}
+
+}  // namespace
+
+bool Communicator::LevelsAreOneRankAHost(OpType type) const {
+  return host_count_ > 1 && layout_.Hierarchical() && layout_.per_host() == 1 &&
+         LevelledOp(type) != alg::CollOp::kBarrier;
+}
+
 alg::Algo Communicator::PickAlgorithm(const OpDesc& op, alg::HierPlan* plan) const {
   const size_t bytes = op.count * DataTypeSize(op.dtype);
-  if (host_count_ > 1) {
+  const alg::CollOp coll = LevelledOp(op.type);
+  if (host_count_ > 1 && coll != alg::CollOp::kBarrier) {
     // Ranks on several hosts: intra-host then inter-host levels when the op has them.
-    alg::CollOp coll = alg::CollOp::kBarrier;
-    size_t whole = bytes;
-    switch (op.type) {
-      case OpType::kAllReduce: coll = alg::CollOp::kAllReduce; break;
-      case OpType::kAllGather:
-        coll = alg::CollOp::kAllGather;
-        whole = bytes * size();
-        break;
-      case OpType::kReduceScatter:
-        coll = alg::CollOp::kReduceScatter;
-        whole = bytes * size();
-        break;
-      case OpType::kBroadcast: coll = alg::CollOp::kBroadcast; break;
-      case OpType::kReduce: coll = alg::CollOp::kReduce; break;
-      default: break;
-    }
-    if (coll != alg::CollOp::kBarrier && alg::ChooseHierarchical(coll, layout_, whole, plan, &options_.algo)) {
-      if (layout_.per_host() > 1) return alg::Algo::kHierarchical;
+    const bool gathered = op.type == OpType::kAllGather || op.type == OpType::kReduceScatter;
+    const size_t whole = gathered ? bytes * size() : bytes;
+    if (alg::ChooseHierarchical(coll, layout_, whole, plan, &options_.algo)) {
+      if (!LevelsAreOneRankAHost(op.type)) return alg::Algo::kHierarchical;
       // One rank a host: the op is its inter-host level alone, run flat over all ranks. Its
       // transfers then carry the op's fingerprints, where a hierarchical op exchanges them in
       // a round of its own first (2 hosts, 8 B: two exchanges of a one-way trip each, 16.9 us
       // against OpenMPI's 10.7). The flat Broadcast and Reduce choose by size themselves.
-      switch (op.type) {
-        case OpType::kAllReduce:
-        case OpType::kAllGather:
-        case OpType::kReduceScatter:
-          return plan->level1;
-        default:
-          return alg::Algo::kStar;
-      }
+      return coll == alg::CollOp::kBroadcast || coll == alg::CollOp::kReduce ? alg::Algo::kStar
+                                                                             : plan->level1;
     }
   }
   switch (op.type) {

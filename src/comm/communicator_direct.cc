@@ -158,10 +158,7 @@ std::string Communicator::ChoiceReason(const OpDesc& op, alg::Algo algo) const {
   const std::string& spec = options_.algo.empty() ? Env().algo : options_.algo;
   if (!spec.empty()) return fmt::format("{}, {} B, HCCL_ALGO[{}]", where, bytes, spec);
   if (algo == alg::Algo::kHierarchical) return fmt::format("{}, {} B: per-host levels", where, bytes);
-  const bool levelled = op.type == OpType::kAllReduce || op.type == OpType::kAllGather ||
-                        op.type == OpType::kReduceScatter || op.type == OpType::kBroadcast ||
-                        op.type == OpType::kReduce;
-  if (levelled && host_count_ > 1 && layout_.Hierarchical() && layout_.per_host() == 1) {
+  if (LevelsAreOneRankAHost(op.type)) {
     return fmt::format("{}, {} B: one rank a host, the inter-host level over all ranks", where,
                        bytes);
   }
