@@ -116,6 +116,20 @@ transport::NoticeVerdict Communicator::OnRetryNotice(const transport::RetryNotic
     if (retry_.running_seq != 0) retry_.interrupt.store(HCCL_E_AGAIN, std::memory_order_release);
     return transport::NoticeVerdict::kRefuse;
   }
+  if (n.seq != 0 && retry_.running_seq != 0 && n.seq > retry_.running_seq) {
+    // The peer runs a later op: it returned the running one, past its commit. This rank, in
+    // its commit, completes the op too (RetryAfterFailure); still moving the op's data, it
+    // can not follow: its peers have gone on without it.
+    if (!retry_.committing.load(std::memory_order_acquire)) {
+      HCCL_RUN_INFO(
+          "[OpRetry]communicator[{}] rank[{}]: refused links of op seq[{}] from rank[{}]: this "
+          "rank still runs op seq[{}]",
+          identifier(), rank(), n.seq, n.from, retry_.running_seq);
+      return transport::NoticeVerdict::kBehind;
+    }
+    retry_.later_seq = std::max(retry_.later_seq, n.seq);
+    retry_.interrupt.store(HCCL_E_AGAIN, std::memory_order_release);
+  }
   if (!newer) return transport::NoticeVerdict::kAccept;
   if (!retry_.asked_valid || n.epoch > retry_.asked.epoch) {
     retry_.asked = n;
@@ -150,6 +164,7 @@ void Communicator::RetryBeginOp(const OpDesc& op, uint64_t seq) {
 
   std::lock_guard<std::mutex> lock(retry_.mu);
   retry_.running_seq = seq;
+  retry_.later_seq = 0;
   retry_.report_now = false;
   if (retry_.asked_valid && retry_.asked.seq < seq) retry_.asked_valid = false;
   if (retry_.asked_valid && retry_.asked.seq == seq && retry_.asked.epoch > transport_->epoch()) {
@@ -223,6 +238,31 @@ Communicator::RetryStep Communicator::RetryAfterFailure(const OpDesc& op, const 
     return RetryStep::kNotRetryable;
   };
   if ((!asked && !link_failed) || abort_.load() != 0) return not_retryable();
+  // The failed attempt had reached its commit and a peer has returned the op (it refused this
+  // rank's retry, or runs a later op): every rank had the op's data. Complete it.
+  auto completed = [&](const std::string& how) {
+    {
+      std::lock_guard<std::mutex> lock(retry_.mu);
+      retry_.done_seq = std::max(retry_.done_seq, retry_.running_seq);
+      retry_.running_seq = 0;
+      retry_.held.clear();
+    }
+    HCCL_RUN_INFO(
+        "[OpRetry]communicator[{}] rank[{}]: op tag[{}] index[{}] seq[{}] complete "
+        "on every rank before the link failed ({}): no re-execution",
+        identifier(), rank(), record.tag(), record.index, seq, how);
+    LogRecovered(record, seq);
+    return RetryStep::kCommitted;
+  };
+  auto peer_went_on = [&]() -> bool {
+    if (!retry_.committing.load(std::memory_order_acquire)) return false;
+    std::lock_guard<std::mutex> lock(retry_.mu);
+    return retry_.later_seq > seq;
+  };
+  auto went_on_text = [&] {
+    std::lock_guard<std::mutex> lock(retry_.mu);
+    return fmt::format("a peer runs op seq[{}]", retry_.later_seq);
+  };
 
   uint32_t end_a = rank(), end_b = rank(), origin = rank();
   std::string cause;
@@ -371,6 +411,9 @@ Communicator::RetryStep Communicator::RetryAfterFailure(const OpDesc& op, const 
       commit.type = OpType::kBarrier;
       lrc = EnsureLinks(commit, alg::Algo::kRing, record.tag(), &f, &connected, &policy);
     }
+    // A peer's handshake for its next op came while the links were made (they are at the new
+    // epoch: the next op runs on them).
+    if (peer_went_on()) return completed(went_on_text());
     if (lrc == HCCL_SUCCESS) {
       for (const auto& s : retry_.saved) {
         std::memcpy(s.ptr, retry_.backup.data() + s.offset, s.bytes);
@@ -390,21 +433,10 @@ Communicator::RetryStep Communicator::RetryAfterFailure(const OpDesc& op, const 
       n.epoch = std::max(n.epoch + 1, retry_.asked_valid ? retry_.asked.epoch : 0);
       continue;
     }
-    if (lrc == HCCL_E_OPRETRY_FAIL && retry_.committing) {
+    if (lrc == HCCL_E_OPRETRY_FAIL && retry_.committing.load()) {
       // A rank returned the op: it passed the commit, so every rank had all of the op's data
       // before the link failed. Complete; the next op makes the links at the new epoch.
-      {
-        std::lock_guard<std::mutex> lock(retry_.mu);
-        retry_.done_seq = std::max(retry_.done_seq, retry_.running_seq);
-        retry_.running_seq = 0;
-        retry_.held.clear();
-      }
-      HCCL_RUN_INFO(
-          "[OpRetry]communicator[{}] rank[{}]: op tag[{}] index[{}] seq[{}] complete "
-          "on every rank before the link failed ({}): no re-execution",
-          identifier(), rank(), record.tag(), record.index, seq, f.reason);
-      LogRecovered(record, seq);
-      return RetryStep::kCommitted;
+      return completed(f.reason);
     }
     if (lrc == HCCL_E_OPRETRY_FAIL) {
       const std::string why = fmt::format("can not retry: {}", f.reason);

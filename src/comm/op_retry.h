@@ -14,6 +14,10 @@
 //      epochs' handshakes are rejected, so nothing of the failed attempt reaches the new links.
 //   4. Inputs an in-place op overwrote are restored from the copy taken at the op's start, and
 //      the op runs again. The ranks judge attempts by the op's collective sequence number.
+//   5. A rank returns an op only past its commit (a barrier: every rank had all of the op's
+//      data). A rank whose failed attempt had reached the commit and that learns a peer returned
+//      the op (the peer refuses its retry, or dials it for a later op) completes the op without
+//      running it again; one still moving the op's data refuses the later op's links.
 // Not retried (they fail as without retry): point-to-point ops, an op some rank has completed
 // already (HCCL's "all ranks stop at the same op" condition: that rank refuses, the others
 // end with HCCL_E_OPRETRY_FAIL), a link not back within HoldTime, MaxCnt used up (the held link
@@ -56,11 +60,15 @@ struct OpRetryState {
   std::string asked_reason;                // this rank's own link error, when it asked itself
   std::vector<transport::LinkError> held;  // link errors the heartbeat handed over
   uint64_t refused_seq = 0;                // a retry this rank refused (it completed that op)
+  uint64_t later_seq = 0;                  // a peer runs this later op (it returned ours)
   bool report_now = false;                 // the op gave up: link errors are reported, not held
 
+  // The op's commit (barrier) is running, or the failed attempt had reached it: this rank had
+  // all of the op's data. Written by the op's thread, read by the transport's.
+  std::atomic<bool> committing{false};
+
   // Per op, on the op's thread only.
-  bool committing = false;  // the op's commit (barrier) is running
-  uint32_t attempts = 0;    // re-executions so far
+  uint32_t attempts = 0;  // re-executions so far
   SteadyClock::time_point first_failure;
   WallClock::time_point first_failure_wall;
   uint32_t end_a = 0, end_b = 0;  // the link that failed first

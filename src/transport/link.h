@@ -85,9 +85,10 @@ struct RetryNotice {
   uint32_t end_b = 0;
   uint32_t from = 0;     // the rank it came from (set by the receiving transport)
 };
-// What the communicator answers to a notice: kRefuse when it cannot take part (it finished
-// that op already); a handshake or notice connection is then answered HCCL_E_OPRETRY_FAIL.
-enum class NoticeVerdict { kAccept, kRefuse };
+// What the communicator answers to a notice: kRefuse when it cannot take part because it
+// finished that op already, kBehind because it still moves an earlier op's data (the asker went
+// on without it); a handshake or notice connection is then answered HCCL_E_OPRETRY_FAIL.
+enum class NoticeVerdict { kAccept, kRefuse, kBehind };
 using RetryNoticeObserver = std::function<NoticeVerdict(const RetryNotice&)>;
 
 class Link {

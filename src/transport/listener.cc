@@ -240,10 +240,17 @@ void TransportImpl::HandleHello(Incoming& c, const Hello& h) {
   if (h.kind == kNotice || (h.kind == kControl && retrying)) {
     // The peer retries an op (seq: which): this rank's communicator must know before it
     // answers, and refuses when it has completed that op already.
-    if (retrying && OnNotice(h.notice) == NoticeVerdict::kRefuse) {
+    const NoticeVerdict verdict = retrying ? OnNotice(h.notice) : NoticeVerdict::kAccept;
+    if (verdict == NoticeVerdict::kRefuse) {
       return Reject(c, HCCL_E_OPRETRY_FAIL,
                     fmt::format("rank[{}] can not retry op seq[{}]: it has completed it (or a "
                                 "later one)",
+                                opt_.self.rank, h.notice.seq),
+                    false);
+    }
+    if (verdict == NoticeVerdict::kBehind) {
+      return Reject(c, HCCL_E_OPRETRY_FAIL,
+                    fmt::format("rank[{}] can not run op seq[{}]: it still runs an earlier op",
                                 opt_.self.rank, h.notice.seq),
                     false);
     }

@@ -226,6 +226,56 @@ TEST(OpRetry, CutMidOpMeshRecovers) {
   RunCutRecovered("", 4, 1, 2, "fullmesh");
 }
 
+// Two ranks over TCP; rank 1 cuts the link at byte 131,591 on it (3 ops of 2 x (16 KiB + a
+// 64-byte header + a commit byte), then the fourth op's data both ways): at its first byte of
+// the fourth op's commit, and keeps it down for 600 ms. When that byte is rank 1's own (sent
+// before the cut), rank 0 has all it waits for and returns the op while rank 1 fails in its
+// commit; rank 0's next op fails on the cut link and retries, and its handshake, carrying that
+// next op, may reach rank 1 before rank 1's own notice reaches rank 0. Rank 1, its attempt
+// past the commit, must then complete the op, not run it again against rank 0's next one
+// (EI0005). When the byte is rank 0's, both ranks retry the op. Which comes first is up to the
+// scheduler: 10 runs, every op exact and both ranks recovered in each, and some run took the
+// first path.
+TEST(OpRetry, CutInCommitCompletesTheOp) {
+  int completed = 0;
+  for (int run = 0; run < 10; ++run) {
+    SCOPED_TRACE("run " + std::to_string(run));
+    Job job;
+    job.n = 2;
+    job.transport = "tcp";
+    job.env = BaseEnv({"HCCL_OP_RETRY_ENABLE=L0:1,L1:1",
+                       "HCCL_OP_RETRY_PARAMS=MaxCnt:1,HoldTime:5000,IntervalTime:200",
+                       "VIGIL_FAULT=link_cut:1-0@131591~600"});
+    job.args = {"--ops", "6", "--count", "4096"};
+    Outcome o = RunJob("commitcut", job);
+    DropIfPassed drop{o.dir};
+    ASSERT_FALSE(o.timed_out) << Describe(o);
+    ASSERT_EQ(o.ranks.size(), 2u);
+    for (const auto& [r, rk] : o.ranks) {
+      SCOPED_TRACE("rank " + std::to_string(r));
+      ASSERT_TRUE(rk.has_result) << Describe(o);
+      EXPECT_EQ(rk.ops, 6) << Describe(o);
+      EXPECT_EQ(rk.ok, 6) << Describe(o);
+      EXPECT_EQ(rk.wrong, 0) << Describe(o);
+      EXPECT_EQ(rk.sync, 0) << Describe(o);
+      EXPECT_EQ(rk.async, 0) << Describe(o);
+      EXPECT_TRUE(Has(rk.run_log, {"[OpRetry]communicator[", "recovered by retry after ["}))
+          << rk.run_log.substr(0, 3000);
+    }
+    const std::string& log1 = o.ranks.at(1).run_log;
+    ASSERT_TRUE(Has(log1, {"[Fault]cutting link local rank[1] <-> remote rank[0]"}));
+    // The cut came in the fourth op (seq 4: two warm-up ops, then the second measured one).
+    ASSERT_TRUE(Has(log1, {"[OpRetry]communicator[", "index[4] seq[4] attempt[1/1] failed"}))
+        << log1.substr(0, 3000);
+    const char* done = "index[4] seq[4] complete on every rank before the link failed";
+    if (Has(log1, {"[OpRetry]communicator[", done})) {
+      ++completed;
+    }
+    if (HasFailure()) break;
+  }
+  EXPECT_GT(completed, 0) << "no run had rank 0 return the op before rank 1's retry";
+}
+
 // ---- (c) the link stays down longer than HoldTime: a clean failure ---------------------------
 
 // Every rank returned with an error (nothing hung); the ends of the link logged the retry's
