@@ -46,8 +46,9 @@ struct HierPlan {
 // levels (e.g. HCCL_ALGO=ring). HCCL_ALGO with levels ("level0:NA;level1:H-D_R",
 // "allreduce=level0:ring;level1:ring") picks each level (NA = automatic); a level an op cannot
 // run falls back to automatic with one warning. Automatic: level 0 ring; level 1 AllReduce H-D
-// for a power-of-two host count or blocks <= 64 KiB, else ring; ReduceScatter fullmesh up to 8
-// hosts, else ring; AllGather ring; Broadcast/Reduce tree ("H-D") up to 64 KiB, else chain
+// for a power-of-two host count or blocks <= 64 KiB, else ring; ReduceScatter fullmesh over 2
+// hosts or for blocks <= 64 KiB over up to 8, else ring; AllGather ring; Broadcast/Reduce tree
+// ("H-D") up to 64 KiB, else chain
 // ("ring"). `algo_spec`: the communicator's hcclAlgo in HCCL_ALGO's form; null or empty: HCCL_ALGO.
 bool ChooseHierarchical(CollOp op, const HostLayout& layout, size_t bytes, HierPlan* plan,
                         const std::string* algo_spec = nullptr);

@@ -314,6 +314,15 @@ TEST_F(HierChoice, Automatic) {
   EXPECT_EQ(HierAlgType(plan), "ring-H-D-null");
   ASSERT_TRUE(ChooseHierarchical(CollOp::kReduceScatter, two_by_two_, 1u << 20, &plan));
   EXPECT_EQ(HierAlgType(plan), "ring-fullmesh-null");
+  // Three or more hosts: the mesh for blocks up to 64 KiB, else the ring (no incast).
+  ASSERT_TRUE(ChooseHierarchical(CollOp::kReduceScatter, four_by_one, 256u << 10, &plan));
+  EXPECT_EQ(plan.level1, Algo::kMesh);
+  ASSERT_TRUE(ChooseHierarchical(CollOp::kReduceScatter, four_by_one, 1u << 20, &plan));
+  EXPECT_EQ(plan.level1, Algo::kRing);
+  ASSERT_TRUE(ChooseHierarchical(CollOp::kReduceScatter, three_by_two_, 6u << 16, &plan));
+  EXPECT_EQ(HierAlgType(plan), "ring-fullmesh-null");
+  ASSERT_TRUE(ChooseHierarchical(CollOp::kReduceScatter, three_by_two_, 6u << 20, &plan));
+  EXPECT_EQ(HierAlgType(plan), "ring-ring-null");
   ASSERT_TRUE(ChooseHierarchical(CollOp::kAllGather, two_by_two_, 1u << 20, &plan));
   EXPECT_EQ(HierAlgType(plan), "ring-ring-null");
   ASSERT_TRUE(ChooseHierarchical(CollOp::kBroadcast, two_by_two_, 1024, &plan));

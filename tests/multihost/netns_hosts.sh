@@ -154,7 +154,10 @@ case "$SCENARIO" in
     # Three hosts: one round for tiny blocks, H-D for small ones, ring for large ones.
     expect_algtype AllReduce null-fullmesh-null ring-fullmesh-null ring-H-D-null ring-ring-null
     [[ "$(algtypes AllReduce)" == *ring-ring-null* ]] || fail "no ring level 1 for a big AllReduce"
-    expect_algtype ReduceScatter ring-fullmesh-null
+    # Small blocks to every host in one round, large ones around the ring (no incast).
+    expect_algtype ReduceScatter ring-fullmesh-null ring-ring-null
+    [[ "$(algtypes ReduceScatter)" == *ring-ring-null* ]] ||
+      fail "no ring level 1 for a big ReduceScatter"
     ;;
   hier_1x2)
     add_host 1 && add_host 2 || fail "namespace setup"
