@@ -110,6 +110,9 @@ struct Group {
   std::vector<transport::Link*> links;
   transport::WaitPolicy wait;
   OpHeader* header = nullptr;  // optional; see OpHeader
+  // Optional, hierarchical AllReduce/AllGather/ReduceScatter: the header of the inter-host level,
+  // carried by that level's transfers (its sub-group's members are the hosts).
+  OpHeader* inter_header = nullptr;
   TaskLog* tasks = nullptr;    // optional: record every transfer (HCCL_DIAGNOSE_ENABLE=1)
   // Non-zero: the layer above checked the op's user buffers and scratch against the
   // device-memory map when the op began (comm's Execute), and this was the map's generation

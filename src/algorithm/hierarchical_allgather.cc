@@ -20,6 +20,7 @@ HcclResult HierAllGather(const HierPlan& plan, const HostLayout& layout, Group& 
   const std::vector<uint32_t> peers = detail::SameLocalIndex(layout, i);
   Group intra = detail::SubGroup(g, layout.hosts[layout.host], i);
   Group inter = detail::SubGroup(g, peers, layout.host);
+  inter.header = g.inter_header;
   char* out = static_cast<char*>(recv);
 
   std::vector<uint64_t> counts(hosts, send_count), displs(hosts);

@@ -20,6 +20,7 @@ HcclResult HierAllReduce(const HierPlan& plan, const HostLayout& layout, Group& 
   const uint32_t i = layout.local;
   Group intra = detail::SubGroup(g, layout.hosts[layout.host], i);
   Group inter = detail::SubGroup(g, detail::SameLocalIndex(layout, i), layout.host);
+  inter.header = g.inter_header;
 
   const Blocks blk(count, local);
   std::vector<uint64_t> counts(local), displs(local);

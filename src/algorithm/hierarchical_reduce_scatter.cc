@@ -23,6 +23,7 @@ HcclResult HierReduceScatter(const HierPlan& plan, const HostLayout& layout, Gro
   const uint32_t i = layout.local;
   Group intra = detail::SubGroup(g, layout.hosts[layout.host], i);
   Group inter = detail::SubGroup(g, detail::SameLocalIndex(layout, i), layout.host);
+  inter.header = g.inter_header;
 
   // One rank per host: the slots are the send buffer itself (slot k = block of host k's only
   // rank, rank k), so level 1 reads it in place. Staging it cost a copy of the whole input into

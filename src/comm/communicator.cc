@@ -175,6 +175,7 @@ HcclResult Communicator::Create(const CommOptions& options, std::shared_ptr<Comm
   }
   comm->host_count_ = static_cast<uint32_t>(hosts.size());
   comm->layout_ = alg::HostLayout::FromHostIds(host_of_rank, options.rank);
+  comm->hier_check_.Init(comm->layout_, options.rank, comm->size());
   comm->spin_wait_ = comm->layout_.host >= comm->layout_.hosts.size() ||
                      comm->layout_.hosts[comm->layout_.host].size() <= UsableCpus();
   auto info = std::make_shared<CommInfo>();
@@ -542,6 +543,7 @@ aclError Communicator::ExecuteHeld(const OpDesc& op, const OpRecord& record, alg
     group.rank = rank();
     group.size = size();
     group.header = nullptr;
+    group.inter_header = nullptr;
     // A rank, once linked, keeps its link for the transport's life (never replaced or removed
     // before the transport goes): only the ranks not linked yet are looked up (a lock each), and
     // none once every one is.
@@ -586,7 +588,8 @@ aclError Communicator::ExecuteHeld(const OpDesc& op, const OpRecord& record, alg
     };
 
     // The fingerprints ride on the algorithm's first transfers (consistency.h). Hierarchical ops
-    // run phases on sub-groups that carry no header: for them the exchange is a round of its own.
+    // run phases on sub-groups: AllReduce, AllGather and ReduceScatter fold the check into their
+    // levels (hier_check.h), the others exchange in a round of their own.
     // The headers travel whether the check is on or not (consistency.h): off only silences the
     // report, and a mismatch then waits out HCCL_EXEC_TIMEOUT as HCCL's notify waits do.
     const bool report = consistency_check_.load();
@@ -606,14 +609,21 @@ aclError Communicator::ExecuteHeld(const OpDesc& op, const OpRecord& record, alg
     if (retry && retry_.interrupt.load() != 0) return fail_transfer(asked(), HCCL_E_AGAIN);
     FingerprintHeader* fingerprint = nullptr;
     P2pHeader* p2p = nullptr;
+    bool folded = false;  // hier_check_ runs the check
     if (size() > 1 && IsCheckedOp(op.type)) {
       fingerprint = &fingerprint_;
-      fingerprint->Reset(MakeFingerprint(op, record.index, seq, rank()), rank(), size(),
-                         report);
-      if (algo == alg::Algo::kHierarchical) {
+      hier_check_.ResetFlat(fingerprint, MakeFingerprint(op, record.index, seq, rank()), rank(),
+                            size(), report);
+      if (algo == alg::Algo::kHierarchical && hier_check_.Folds(op.type)) {
         ConsistencyResult check;
-        HcclResult crc = ExchangeFingerprints(fingerprint->mine(), rank(), size(), group.links,
-                                              group.wait, &check);
+        HcclResult crc = hier_check_.Start(fingerprint->mine(), report, &group, &check);
+        if (crc != HCCL_SUCCESS && !check.mismatch) return fail_transfer(check.progress, crc);
+        if (crc != HCCL_SUCCESS) return fail_check(check);
+        fingerprint = nullptr;
+        folded = true;
+      } else if (algo == alg::Algo::kHierarchical) {
+        ConsistencyResult check;
+        HcclResult crc = hier_check_.Round(fingerprint->mine(), rank(), size(), group, &check);
         if (crc != HCCL_SUCCESS && !check.mismatch) return fail_transfer(check.progress, crc);
         if (crc != HCCL_SUCCESS) return fail_check(check);
         fingerprint = nullptr;
@@ -633,12 +643,15 @@ aclError Communicator::ExecuteHeld(const OpDesc& op, const OpRecord& record, alg
     HcclResult rc = RunAlgorithm(op, algo, plan, group, &result);
     if (rc != HCCL_SUCCESS && fingerprint) fingerprint->SettleAfterFailure();
     if (fingerprint && fingerprint->result().mismatch) return fail_mismatch(fingerprint->result());
+    if (folded && rc != HCCL_SUCCESS) hier_check_.inter().SettleAfterFailure();
+    if (folded && hier_check_.inter().result().mismatch) {
+      return fail_mismatch(hier_check_.inter().result());
+    }
     if (p2p && p2p->result().mismatch) return fail_mismatch(p2p->result());
     if (rc == HCCL_SUCCESS && fingerprint && !fingerprint->exchanged()) {
       // The algorithm moved nothing on this rank (count 0): the neighbours still expect a frame.
       ConsistencyResult check;
-      HcclResult crc = ExchangeFingerprints(fingerprint->mine(), rank(), size(), group.links,
-                                            group.wait, &check);
+      HcclResult crc = hier_check_.Round(fingerprint->mine(), rank(), size(), group, &check);
       if (crc != HCCL_SUCCESS && !check.mismatch) return fail_transfer(check.progress, crc);
       if (crc != HCCL_SUCCESS) return fail_check(check);
     }

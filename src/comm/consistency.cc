@@ -241,23 +241,35 @@ FingerprintHeader::FingerprintHeader(const OpFingerprint& mine, uint32_t rank, u
 }
 
 void FingerprintHeader::Reset(const OpFingerprint& mine, uint32_t rank, uint32_t size,
-                              bool report) {
+                              bool report, const uint32_t* members) {
+  const uint32_t prev = size > 1 ? (rank + size - 1) % size : 0;
+  Reset(mine, rank, size, prev, size > 1 ? (rank + 1) % size : 0, report, members);
+}
+
+void FingerprintHeader::Reset(const OpFingerprint& mine, uint32_t rank, uint32_t size,
+                              uint32_t prev, uint32_t next, bool report,
+                              const uint32_t* members) {
   mine_ = mine;
   report_ = report;
   got_[0] = got_[1] = false;
   if (result_.mismatch) result_ = ConsistencyResult{};  // only a mismatch writes it
-  // The neighbours depend on (rank, size) alone: the next op of a communicator keeps them.
-  if (header_.npeers > 0 && rank == rank_ && size == size_) {
+  // The neighbours depend on these alone: the next op of a communicator keeps them.
+  if (header_.npeers > 0 && rank == rank_ && size == size_ && members == members_ &&
+      prev == peer_rank_[0] && next == peer_rank_[1]) {
     header_.StartOver();
     return;
   }
   rank_ = rank;
   size_ = size;
+  members_ = members;
   peer_rank_[0] = peer_rank_[1] = 0;
   header_ = alg::OpHeader{};
   if (size <= 1) return;
-  peer_rank_[0] = (rank + size - 1) % size;
-  peer_rank_[1] = (rank + 1) % size;
+  peer_rank_[0] = prev;
+  peer_rank_[1] = next;
+  for (int k = 0; k < 2; ++k) {
+    peer_global_[k] = members != nullptr ? members[peer_rank_[k]] : peer_rank_[k];
+  }
   header_.mine = &mine_;
   header_.bytes = sizeof(OpFingerprint);
   header_.npeers = peer_rank_[0] == peer_rank_[1] ? 1 : 2;
@@ -298,7 +310,7 @@ transport::HeadVerdict FingerprintHeader::OnHead(void* ctx, uint32_t peer, const
     if (i == static_cast<uint32_t>(k) ? same : self->header_.arrived[i]) continue;
     Mismatch m;
     CompareFingerprints(self->mine_, self->theirs_[i], &m);
-    SetCollectiveMismatch(self->mine_, self->theirs_[i], self->peer_rank_[i], std::move(m),
+    SetCollectiveMismatch(self->mine_, self->theirs_[i], self->peer_global_[i], std::move(m),
                           &self->result_);
     return HeadVerdict::kFail;
   }
@@ -311,7 +323,7 @@ void FingerprintHeader::SettleAfterFailure() {
   for (uint32_t i = 0; i < header_.npeers; ++i) {
     Mismatch m;
     if (!got_[i] || CompareFingerprints(mine_, theirs_[i], &m)) continue;
-    SetCollectiveMismatch(mine_, theirs_[i], peer_rank_[i], std::move(m), &result_);
+    SetCollectiveMismatch(mine_, theirs_[i], peer_global_[i], std::move(m), &result_);
     return;
   }
 }
@@ -346,6 +358,38 @@ HcclResult ExchangeFingerprints(const OpFingerprint& mine, uint32_t rank, uint32
   };
   if (!check(from_prev, prev)) return result->code;
   if (next != prev && !check(from_next, next)) return result->code;
+  return HCCL_SUCCESS;
+}
+
+HcclResult ExchangeFingerprintsWith(const OpFingerprint& mine, const std::vector<uint32_t>& peers,
+                                    const std::vector<transport::Link*>& links, bool send,
+                                    bool receive, const transport::WaitPolicy& wait,
+                                    ConsistencyResult* result) {
+  *result = ConsistencyResult{};
+  if (peers.empty() || (!send && !receive)) return HCCL_SUCCESS;
+  constexpr size_t kMax = 2;  // the neighbours a ring leaves to other hosts, at most
+  const size_t n = std::min(peers.size(), kMax);
+  OpFingerprint out = mine;
+  OpFingerprint theirs[kMax]{};
+  std::vector<transport::Xfer> xfers;
+  xfers.reserve(2 * kMax);
+  for (size_t k = 0; k < n && send; ++k) {
+    xfers.push_back({links[peers[k]], true, &out, sizeof(out)});
+  }
+  for (size_t k = 0; k < n && receive; ++k) {
+    xfers.push_back({links[peers[k]], false, &theirs[k], sizeof(theirs[k])});
+  }
+  HcclResult rc = transport::Progress(xfers, wait, &result->progress);
+  if (rc != HCCL_SUCCESS) {
+    result->code = rc;
+    return rc;
+  }
+  for (size_t k = 0; k < n && receive; ++k) {
+    Mismatch m;
+    if (CompareFingerprints(mine, theirs[k], &m)) continue;
+    SetCollectiveMismatch(mine, theirs[k], peers[k], std::move(m), result);
+    return result->code;
+  }
   return HCCL_SUCCESS;
 }
 

@@ -1,7 +1,8 @@
 // The early op-consistency check (faults F5/F6): before a collective combines data, every rank
 // sends a 64-byte fingerprint of the op {type, count, dtype, reduce op, root, V-count hash,
 // collective sequence, index} to its ring neighbours (prev and next) over the op's own links and
-// receives theirs. Ranks that called different ops (or counts, dtypes, roots ...) at the same
+// receives theirs. (Over hosts of consecutive ranks the ring is the hosts' snake, which a
+// hierarchical op's own levels trace: comm/hier_check.h.) Ranks that called different ops (or counts, dtypes, roots ...) at the same
 // point find out at once, instead of after HCCL_EXEC_TIMEOUT.
 //
 // The fingerprints travel as a header of the algorithm's own transfers (FingerprintHeader,
@@ -123,6 +124,13 @@ HcclResult ExchangeFingerprints(const OpFingerprint& mine, uint32_t rank, uint32
                                 const std::vector<transport::Link*>& links,
                                 const transport::WaitPolicy& wait, ConsistencyResult* result);
 
+// Sends `mine` to and/or receives and compares the fingerprints of `peers` (at most two, in
+// that order; links indexed by rank): ExchangeFingerprints with the neighbours named.
+HcclResult ExchangeFingerprintsWith(const OpFingerprint& mine, const std::vector<uint32_t>& peers,
+                                    const std::vector<transport::Link*>& links, bool send,
+                                    bool receive, const transport::WaitPolicy& wait,
+                                    ConsistencyResult* result);
+
 // The exchange folded into the op's algorithm: set group.header = header() before running it.
 // Afterwards `result()` holds a mismatch if one was found (the algorithm then failed with
 // HCCL_E_PARA); `exchanged()` false means the algorithm moved nothing and the exchange is
@@ -134,7 +142,15 @@ class FingerprintHeader {
   FingerprintHeader() = default;
   // Starts over for the next op, as if constructed anew (one object serves every op of a
   // communicator: building and destroying the result's strings cost ~150 instructions an op).
-  void Reset(const OpFingerprint& mine, uint32_t rank, uint32_t size, bool report = true);
+  // `rank`/`size`: in the group the algorithm runs on; `members` (size entries, kept by the
+  // caller) maps its members to the communicator's ranks, which a report names (nullptr: the
+  // same).
+  void Reset(const OpFingerprint& mine, uint32_t rank, uint32_t size, bool report = true,
+             const uint32_t* members = nullptr);
+  // The same with the neighbours named (members of the group) instead of rank -+ 1: a
+  // communicator over several hosts checks along another ring (comm/hier_check.h).
+  void Reset(const OpFingerprint& mine, uint32_t rank, uint32_t size, uint32_t prev,
+             uint32_t next, bool report, const uint32_t* members = nullptr);
   FingerprintHeader(const FingerprintHeader&) = delete;
   FingerprintHeader& operator=(const FingerprintHeader&) = delete;
 
@@ -151,8 +167,10 @@ class FingerprintHeader {
 
   OpFingerprint mine_;
   OpFingerprint theirs_[2]{};  // [0] from prev, [1] from next
-  uint32_t peer_rank_[2] = {0, 0};
-  uint32_t rank_ = 0, size_ = 0;  // what peer_rank_ and header_'s peers were made for
+  uint32_t peer_rank_[2] = {0, 0};    // members of the group
+  uint32_t peer_global_[2] = {0, 0};  // the communicator's ranks of the same
+  uint32_t rank_ = 0, size_ = 0;      // what peer_rank_ and header_'s peers were made for
+  const uint32_t* members_ = nullptr;
   bool got_[2] = {false, false};
   alg::OpHeader header_;
   ConsistencyResult result_;

@@ -4,6 +4,8 @@
 
 #include <gtest/gtest.h>
 
+#include "comm/hier_check.h"
+
 #include "common/error_codes.h"
 
 namespace vigil::comm {
@@ -241,6 +243,91 @@ TEST(CollectiveConsistency, CheckOffHolds) {
   alg::OpHeader* h0 = r0.header();
   EXPECT_EQ(h0->hook.on_head(h0->hook.ctx, 1, r1.header()->mine), HeadVerdict::kHold);
   EXPECT_FALSE(r0.result().mismatch);
+}
+
+// The inter-host level's header runs over the hosts (members 0..hosts-1) and names the
+// communicator's rank of the member that differs.
+TEST(CollectiveConsistency, GroupMembersAreNamedByTheirRanks) {
+  const OpDesc ar = Coll(OpType::kAllReduce, 256);
+  const OpDesc bigger = Coll(OpType::kAllReduce, 512);
+  const uint32_t members[3] = {1, 4, 7};  // local index 1 of 3 hosts x 3 ranks
+  FingerprintHeader host0, host1, host2;
+  host0.Reset(MakeFingerprint(ar, 2, 2, 1), 0, 3, true, members);
+  host1.Reset(MakeFingerprint(bigger, 2, 2, 4), 1, 3, true, members);
+  host2.Reset(MakeFingerprint(ar, 2, 2, 7), 2, 3, true, members);
+  EXPECT_EQ(Deliver(host0, 2, host2), HeadVerdict::kAccept);
+  EXPECT_EQ(Deliver(host0, 1, host1), HeadVerdict::kFail);
+  ASSERT_TRUE(host0.result().mismatch);
+  EXPECT_EQ(host0.result().remote_rank, 4u);
+  EXPECT_EQ(host0.result().what.parameter, "count");
+}
+
+// Neighbours named instead of rank -+ 1.
+TEST(CollectiveConsistency, NamedNeighbours) {
+  const OpDesc ar = Coll(OpType::kAllReduce, 256);
+  const OpDesc ag = Coll(OpType::kAllGather, 256);
+  FingerprintHeader r0, r1, r2, r3;
+  r0.Reset(MakeFingerprint(ar, 2, 2, 0), 0, 4, /*prev=*/2, /*next=*/1, true);
+  r2.Reset(MakeFingerprint(ag, 2, 2, 2), 2, 4, /*prev=*/3, /*next=*/0, true);
+  r1.Reset(MakeFingerprint(ar, 2, 2, 1), 1, 4, /*prev=*/0, /*next=*/3, true);
+  ASSERT_NE(r0.header(), nullptr);
+  EXPECT_EQ(r0.header()->npeers, 2u);
+  EXPECT_EQ(r0.header()->peers[0], 2u);
+  EXPECT_EQ(r0.header()->peers[1], 1u);
+  // Rank 3 is no neighbour of rank 0 here: its header is compared, never reported.
+  r3.Reset(MakeFingerprint(ag, 2, 2, 3), 3, 4, 1, 2, true);
+  EXPECT_EQ(Deliver(r0, 3, r3), HeadVerdict::kHold);
+  EXPECT_EQ(Deliver(r0, 1, r1), HeadVerdict::kAccept);
+  EXPECT_EQ(Deliver(r0, 2, r2), HeadVerdict::kFail);
+  ASSERT_TRUE(r0.result().mismatch);
+  EXPECT_EQ(r0.result().remote_rank, 2u);
+}
+
+// The hosts' snake: host 0 forward, host 1 backward, ...; an edge between hosts joins one
+// local index; no snake for an odd number of hosts, one rank a host or ranks of a host that
+// are not consecutive.
+TEST(HierCheckTest, SnakeNeighbours) {
+  auto layout = [](std::vector<std::string> ids, uint32_t rank) {
+    return alg::HostLayout::FromHostIds(ids, rank);
+  };
+  const std::vector<std::string> two_by_two = {"a", "a", "b", "b"};
+  const uint32_t want22[4][2] = {{2, 1}, {0, 3}, {3, 0}, {1, 2}};  // 0-1-3-2-0
+  for (uint32_t r = 0; r < 4; ++r) {
+    HierCheck c;
+    c.Init(layout(two_by_two, r), r, 4);
+    ASSERT_TRUE(c.snake()) << r;
+    EXPECT_EQ(c.prev(), want22[r][0]) << r;
+    EXPECT_EQ(c.next(), want22[r][1]) << r;
+    EXPECT_TRUE(c.Folds(OpType::kAllReduce));
+    EXPECT_TRUE(c.Folds(OpType::kReduceScatter));
+    EXPECT_TRUE(c.Folds(OpType::kAllGather));
+    EXPECT_FALSE(c.Folds(OpType::kBroadcast));
+    EXPECT_FALSE(c.Folds(OpType::kReduce));
+  }
+  // 4 hosts x 3: 0 1 2 | 5 4 3 | 6 7 8 | 11 10 9 | back to 0.
+  std::vector<std::string> four_by_three;
+  for (const char* h : {"a", "b", "c", "d"}) {
+    for (int j = 0; j < 3; ++j) four_by_three.push_back(h);
+  }
+  const std::vector<uint32_t> order = {0, 1, 2, 5, 4, 3, 6, 7, 8, 11, 10, 9};
+  for (size_t q = 0; q < order.size(); ++q) {
+    const uint32_t r = order[q];
+    HierCheck c;
+    c.Init(layout(four_by_three, r), r, 12);
+    ASSERT_TRUE(c.snake()) << r;
+    EXPECT_EQ(c.prev(), order[(q + order.size() - 1) % order.size()]) << r;
+    EXPECT_EQ(c.next(), order[(q + 1) % order.size()]) << r;
+    // Every edge between hosts joins ranks of one local index.
+    EXPECT_TRUE(c.next() / 3 == r / 3 || c.next() % 3 == r % 3) << r;
+  }
+  HierCheck c;
+  c.Init(layout({"a", "a", "b", "b", "c", "c"}, 0), 0, 6);
+  EXPECT_FALSE(c.snake());
+  EXPECT_FALSE(c.Folds(OpType::kAllReduce));
+  c.Init(layout({"a", "b", "a", "b"}, 0), 0, 4);
+  EXPECT_FALSE(c.snake());
+  c.Init(layout({"a", "b"}, 0), 0, 2);
+  EXPECT_FALSE(c.snake());
 }
 
 TEST(HcclCmdType, HcclNumbers) {

@@ -6,7 +6,8 @@
 // so a test can check that every rank returned and with which codes; the checks on log lines
 // are the test script's.
 //
-// Options: --odd R (the misbehaving rank, default 1), --count N (elements, default 256),
+// Options: --odd R (the misbehaving rank, default 1), --odd-from R (every rank from R on
+// misbehaves too: a whole host, for mismatch), --count N (elements, default 256),
 // --delay-ms D (how late the odd rank is), --what op|count|dtype|root (F5/F6 variant),
 // --odd-env NAME=VALUE (set for the odd rank only, before any HCCL call),
 // --tmp DIR (files to share root infos between ranks), --iters N (bench), --hold-ms H (keep
@@ -37,6 +38,7 @@ namespace {
 struct Options {
   std::string mode;
   uint32_t odd = 1;
+  uint32_t odd_from = UINT32_MAX;  // --odd-from: ranks from here on misbehave as well
   uint64_t count = 256;
   int delay_ms = 0;
   std::string what = "op";
@@ -156,7 +158,7 @@ int RunMismatch(const Options& o) {
   if (!CheckedAllReduce(comm, stream, o.count, &warm)) {
     std::printf("warm-up AllReduce failed on rank %u\n", g_rank);
   }
-  const bool odd = g_rank == o.odd;
+  const bool odd = g_rank == o.odd || g_rank >= o.odd_from;
   uint64_t count = o.count;
   HcclDataType dtype = HCCL_DATA_TYPE_FP32;
   const size_t big = o.count * 4 * sizeof(double) * std::max<uint32_t>(g_size, 1);
@@ -238,7 +240,7 @@ int RunP2pMismatch(const Options& o) {
   if (warm != HCCL_SUCCESS || aclrtSynchronizeStream(stream) != ACL_SUCCESS) {
     std::printf("warm-up Send/Recv failed on rank %u\n", g_rank);
   }
-  const bool odd = g_rank == o.odd;
+  const bool odd = g_rank == o.odd || g_rank >= o.odd_from;
   uint64_t count = o.count;
   HcclDataType dtype = HCCL_DATA_TYPE_FP32;
   if (odd && o.what == "count") count = o.count * 2;
@@ -575,6 +577,7 @@ int main(int argc, char** argv) {
     auto next = [&]() -> std::string { return i + 1 < argc ? argv[++i] : std::string(); };
     if (a == "--mode") o.mode = next();
     else if (a == "--odd") o.odd = static_cast<uint32_t>(std::stoul(next()));
+    else if (a == "--odd-from") o.odd_from = static_cast<uint32_t>(std::stoul(next()));
     else if (a == "--count") o.count = std::stoull(next());
     else if (a == "--delay-ms") o.delay_ms = std::stoi(next());
     else if (a == "--what") o.what = next();

@@ -26,6 +26,9 @@
 #                 each rank's host by its address)
 #   fail_fast     one rank fails: the launcher stops the others after --kill-grace, exits with
 #                 the failing rank's code, and leaves no process behind
+#   mismatch_2x2  2 hosts x 2 ranks calling different ops (FAULT_DRIVER: tests/faults'
+#                 driver): a whole host or one rank with another count or op, one host flat and
+#                 the other in levels; every rank returns long before HCCL_EXEC_TIMEOUT, EI0005
 set -u
 VIGIL=$1
 CHECK=$2
@@ -231,6 +234,26 @@ JSON
     grep -q "rank 2 failed" "$WORKDIR/out.txt" || fail "no 'rank 2 failed' line"
     for ns in "${NSES[@]}"; do
       [ -z "$(ip netns pids "$ns")" ] || fail "processes left in $ns: $(ip netns pids "$ns")"
+    done
+    ;;
+  mismatch_2x2)
+    add_host 1 && add_host 2 || fail "namespace setup"
+    [ -x "${FAULT_DRIVER:-}" ] || fail "FAULT_DRIVER not set"
+    # what count odd: a whole host (ranks 2, 3) or rank 3 alone; 100 floats run flat (a tiny
+    # AllReduce), 200 in levels.
+    for c in "count 1024 --odd-from 2" "op 1024 --odd-from 2" "count 100 --odd-from 2" \
+      "count 1024 --odd 3" "count 100 --odd 3"; do
+      set -- $c
+      start=$(date +%s)
+      run_job "vmh${ID}1:2,vmh${ID}2:2" -- "$FAULT_DRIVER" --mode mismatch --what "$1" \
+        --count "$2" "$3" "$4" >/dev/null
+      took=$(($(date +%s) - start))
+      [ "$(grep -c '^RESULT ' "$WORKDIR/out.txt")" = 4 ] || fail "[$c] not every rank returned"
+      grep -q "EI0005" "$WORKDIR/out.txt" || fail "[$c] no EI0005 on the screen"
+      # HCCL_EXEC_TIMEOUT is 60 s: a rank that waited it out did not learn of the mismatch.
+      [ $took -lt 40 ] || fail "[$c] took ${took}s"
+      grep -q "ok=1" "$WORKDIR/out.txt" && fail "[$c] a rank completed the mismatched op"
+      rm -rf "$LOGS"
     done
     ;;
   *)
