@@ -26,6 +26,8 @@
 #                 each rank's host by its address)
 #   fail_fast     one rank fails: the launcher stops the others after --kill-grace, exits with
 #                 the failing rank's code, and leaves no process behind
+#   hier_4x2      4 hosts x 2 ranks: every op right, and the op-consistency check along the
+#                 hosts' snake (comm/hier_check.h) names a mismatch on the last host at once
 #   mismatch_2x2  2 hosts x 2 ranks calling different ops (FAULT_DRIVER: tests/faults'
 #                 driver): a whole host or one rank with another count or op, one host flat and
 #                 the other in levels; every rank returns long before HCCL_EXEC_TIMEOUT, EI0005
@@ -236,19 +238,35 @@ JSON
       [ -z "$(ip netns pids "$ns")" ] || fail "processes left in $ns: $(ip netns pids "$ns")"
     done
     ;;
-  mismatch_2x2)
-    add_host 1 && add_host 2 || fail "namespace setup"
+  hier_4x2 | mismatch_2x2)
+    if [ "$SCENARIO" = hier_4x2 ]; then
+      add_host 1 && add_host 2 && add_host 3 && add_host 4 || fail "namespace setup"
+      hosts="vmh${ID}1:2,vmh${ID}2:2,vmh${ID}3:2,vmh${ID}4:2"
+      nranks=8
+      run_job "$hosts" -- "$CHECK" || fail "job failed"
+      expect_all_right 8
+      expect_algtype AllReduce null-fullmesh-null ring-fullmesh-null ring-H-D-null
+      # The last host against the rest: the snake's edge back to host 1 joins local index 0.
+      cases=("count 1024 --odd-from 6" "count 100 --odd-from 6")
+    else
+      add_host 1 && add_host 2 || fail "namespace setup"
+      hosts="vmh${ID}1:2,vmh${ID}2:2"
+      nranks=4
+      # A whole host (ranks 2, 3) or rank 3 alone; 100 floats run flat (a tiny AllReduce), 200
+      # in levels.
+      cases=("count 1024 --odd-from 2" "op 1024 --odd-from 2" "count 100 --odd-from 2"
+        "count 1024 --odd 3" "count 100 --odd 3")
+    fi
     [ -x "${FAULT_DRIVER:-}" ] || fail "FAULT_DRIVER not set"
-    # what count odd: a whole host (ranks 2, 3) or rank 3 alone; 100 floats run flat (a tiny
-    # AllReduce), 200 in levels.
-    for c in "count 1024 --odd-from 2" "op 1024 --odd-from 2" "count 100 --odd-from 2" \
-      "count 1024 --odd 3" "count 100 --odd 3"; do
+    rm -rf "$LOGS"
+    for c in "${cases[@]}"; do
       set -- $c
       start=$(date +%s)
-      run_job "vmh${ID}1:2,vmh${ID}2:2" -- "$FAULT_DRIVER" --mode mismatch --what "$1" \
-        --count "$2" "$3" "$4" >/dev/null
+      run_job "$hosts" -- "$FAULT_DRIVER" --mode mismatch --what "$1" --count "$2" "$3" "$4" \
+        >/dev/null
       took=$(($(date +%s) - start))
-      [ "$(grep -c '^RESULT ' "$WORKDIR/out.txt")" = 4 ] || fail "[$c] not every rank returned"
+      n=$(grep -c '^RESULT ' "$WORKDIR/out.txt")
+      [ "$n" = "$nranks" ] || fail "[$c] $n of $nranks ranks returned"
       grep -q "EI0005" "$WORKDIR/out.txt" || fail "[$c] no EI0005 on the screen"
       # HCCL_EXEC_TIMEOUT is 60 s: a rank that waited it out did not learn of the mismatch.
       [ $took -lt 40 ] || fail "[$c] took ${took}s"
