@@ -92,12 +92,17 @@ log "building harnesses in $BIN"
 bench_build_peers "$COMPARE" "$BIN"
 gcc -O2 -o "$BIN/netpp" "$HERE/netpp.c" || exit 1
 # OpenMPI's remote shell: "agent [options] HOST COMMAND..." runs COMMAND in namespace HOST.
+# The namespaces share one host name and /tmp: each host's daemon gets a session directory of its
+# own, or the ranks of two hosts map one another's shared-memory (vader) segments and crash.
 cat >"$BIN/netns_rsh" <<'EOF'
 #!/bin/sh
 while [ $# -gt 0 ] && [ "${1#-}" != "$1" ]; do shift; done
 host=$1
 shift
-exec ip netns exec "$host" /bin/sh -c "$*"
+dir="${TMPDIR:-/tmp}/vcl-ompi-$host"
+mkdir -p "$dir"
+exec ip netns exec "$host" env OMPI_MCA_orte_tmpdir_base="$dir" \
+  OMPI_MCA_btl_vader_backing_directory="$dir" /bin/sh -c "$*"
 EOF
 chmod +x "$BIN/netns_rsh"
 
@@ -110,7 +115,10 @@ ID="$$"
 SW="vcl${ID}s"
 NSES=()
 NET=10.78.0
-cleanup() { netns_delete "${NSES[@]}" "$SW"; }
+cleanup() {
+  netns_delete "${NSES[@]}" "$SW"
+  rm -rf "${TMPDIR:-/tmp}/vcl-ompi-vcl${ID}"h*  # netns_rsh's session directories
+}
 trap cleanup EXIT
 trap 'exit 130' INT TERM
 
