@@ -2,8 +2,9 @@
 // sends a 64-byte fingerprint of the op {type, count, dtype, reduce op, root, V-count hash,
 // collective sequence, index} to its ring neighbours (prev and next) over the op's own links and
 // receives theirs. (Over hosts of consecutive ranks the ring is the hosts' snake, which a
-// hierarchical op's own levels trace: comm/hier_check.h.) Ranks that called different ops (or counts, dtypes, roots ...) at the same
-// point find out at once, instead of after HCCL_EXEC_TIMEOUT.
+// hierarchical op's own levels trace: comm/hier_check.h.) Ranks that called different ops (or
+// counts, dtypes, roots ...) at the same point find out at once, instead of after
+// HCCL_EXEC_TIMEOUT.
 //
 // The fingerprints travel as a header of the algorithm's own transfers (FingerprintHeader,
 // alg::OpHeader), so the check adds no round of its own: each op's byte stream on a link starts
