@@ -175,7 +175,7 @@ HcclResult Communicator::Create(const CommOptions& options, std::shared_ptr<Comm
   }
   comm->host_count_ = static_cast<uint32_t>(hosts.size());
   comm->layout_ = alg::HostLayout::FromHostIds(host_of_rank, options.rank);
-  comm->hier_check_.Init(comm->layout_, options.rank, comm->size());
+  comm->check_ring_.Init(comm->layout_, options.rank, comm->size());
   comm->spin_wait_ = comm->layout_.host >= comm->layout_.hosts.size() ||
                      comm->layout_.hosts[comm->layout_.host].size() <= UsableCpus();
   auto info = std::make_shared<CommInfo>();
@@ -589,7 +589,7 @@ aclError Communicator::ExecuteHeld(const OpDesc& op, const OpRecord& record, alg
 
     // The fingerprints ride on the algorithm's first transfers (consistency.h). Hierarchical ops
     // run phases on sub-groups: AllReduce, AllGather and ReduceScatter fold the check into their
-    // levels (hier_check.h), the others exchange in a round of their own.
+    // levels (check_ring.h), the others exchange in a round of their own.
     // The headers travel whether the check is on or not (consistency.h): off only silences the
     // report, and a mismatch then waits out HCCL_EXEC_TIMEOUT as HCCL's notify waits do.
     const bool report = consistency_check_.load();
@@ -609,21 +609,21 @@ aclError Communicator::ExecuteHeld(const OpDesc& op, const OpRecord& record, alg
     if (retry && retry_.interrupt.load() != 0) return fail_transfer(asked(), HCCL_E_AGAIN);
     FingerprintHeader* fingerprint = nullptr;
     P2pHeader* p2p = nullptr;
-    bool folded = false;  // hier_check_ runs the check
+    bool folded = false;  // check_ring_ runs the check
     if (size() > 1 && IsCheckedOp(op.type)) {
       fingerprint = &fingerprint_;
-      hier_check_.ResetFlat(fingerprint, MakeFingerprint(op, record.index, seq, rank()), rank(),
+      check_ring_.ResetFlat(fingerprint, MakeFingerprint(op, record.index, seq, rank()), rank(),
                             size(), report);
-      if (algo == alg::Algo::kHierarchical && hier_check_.Folds(op.type)) {
+      if (algo == alg::Algo::kHierarchical && check_ring_.Folds(op.type)) {
         ConsistencyResult check;
-        HcclResult crc = hier_check_.Start(fingerprint->mine(), report, &group, &check);
+        HcclResult crc = check_ring_.Start(fingerprint->mine(), report, &group, &check);
         if (crc != HCCL_SUCCESS && !check.mismatch) return fail_transfer(check.progress, crc);
         if (crc != HCCL_SUCCESS) return fail_check(check);
         fingerprint = nullptr;
         folded = true;
       } else if (algo == alg::Algo::kHierarchical) {
         ConsistencyResult check;
-        HcclResult crc = hier_check_.Round(fingerprint->mine(), rank(), size(), group, &check);
+        HcclResult crc = check_ring_.Round(fingerprint->mine(), group, &check);
         if (crc != HCCL_SUCCESS && !check.mismatch) return fail_transfer(check.progress, crc);
         if (crc != HCCL_SUCCESS) return fail_check(check);
         fingerprint = nullptr;
@@ -643,15 +643,15 @@ aclError Communicator::ExecuteHeld(const OpDesc& op, const OpRecord& record, alg
     HcclResult rc = RunAlgorithm(op, algo, plan, group, &result);
     if (rc != HCCL_SUCCESS && fingerprint) fingerprint->SettleAfterFailure();
     if (fingerprint && fingerprint->result().mismatch) return fail_mismatch(fingerprint->result());
-    if (folded && rc != HCCL_SUCCESS) hier_check_.inter().SettleAfterFailure();
-    if (folded && hier_check_.inter().result().mismatch) {
-      return fail_mismatch(hier_check_.inter().result());
+    if (folded && rc != HCCL_SUCCESS) check_ring_.inter().SettleAfterFailure();
+    if (folded && check_ring_.inter().result().mismatch) {
+      return fail_mismatch(check_ring_.inter().result());
     }
     if (p2p && p2p->result().mismatch) return fail_mismatch(p2p->result());
     if (rc == HCCL_SUCCESS && fingerprint && !fingerprint->exchanged()) {
       // The algorithm moved nothing on this rank (count 0): the neighbours still expect a frame.
       ConsistencyResult check;
-      HcclResult crc = hier_check_.Round(fingerprint->mine(), rank(), size(), group, &check);
+      HcclResult crc = check_ring_.Round(fingerprint->mine(), group, &check);
       if (crc != HCCL_SUCCESS && !check.mismatch) return fail_transfer(check.progress, crc);
       if (crc != HCCL_SUCCESS) return fail_check(check);
     }

@@ -25,7 +25,7 @@
 #include "bootstrap/root_info.h"
 #include "comm/consistency.h"
 #include "comm/exec_mutex.h"
-#include "comm/hier_check.h"
+#include "comm/check_ring.h"
 #include "comm/memory_ranges.h"
 #include "comm/op.h"
 #include "comm/op_retry.h"
@@ -344,7 +344,7 @@ class Communicator : public std::enable_shared_from_this<Communicator> {
   bool failure_dirty_ = false;
   alg::AlgResult alg_result_;
   FingerprintHeader fingerprint_;  // the running collective's header (Reset per op); exec_mu_
-  HierCheck hier_check_;           // the check folded into levels (hierarchical ops); exec_mu_
+  CheckRing check_ring_;           // the ring the check runs along, its fold into levels
   P2pHeader p2p_;                  // the running p2p op's header (Reset per op); exec_mu_
   std::atomic<bool> links_closed_{false};
   std::string closed_reason_;  // under links_mu_

@@ -328,55 +328,19 @@ void FingerprintHeader::SettleAfterFailure() {
   }
 }
 
-HcclResult ExchangeFingerprints(const OpFingerprint& mine, uint32_t rank, uint32_t size,
+HcclResult ExchangeFingerprints(const OpFingerprint& mine, const std::vector<uint32_t>& peers,
                                 const std::vector<transport::Link*>& links,
                                 const transport::WaitPolicy& wait, ConsistencyResult* result) {
   *result = ConsistencyResult{};
-  if (size <= 1) return HCCL_SUCCESS;
-  const uint32_t prev = (rank + size - 1) % size;
-  const uint32_t next = (rank + 1) % size;
-  OpFingerprint from_prev{}, from_next{};
-  OpFingerprint out = mine;
-  std::vector<transport::Xfer> xfers;
-  xfers.reserve(4);
-  xfers.push_back({links[next], true, &out, sizeof(out)});
-  xfers.push_back({links[prev], false, &from_prev, sizeof(from_prev)});
-  if (next != prev) {
-    xfers.push_back({links[prev], true, &out, sizeof(out)});
-    xfers.push_back({links[next], false, &from_next, sizeof(from_next)});
-  }
-  HcclResult rc = transport::Progress(xfers, wait, &result->progress);
-  if (rc != HCCL_SUCCESS) {
-    result->code = rc;
-    return rc;
-  }
-  auto check = [&](const OpFingerprint& theirs, uint32_t peer) {
-    Mismatch m;
-    if (CompareFingerprints(mine, theirs, &m)) return true;
-    SetCollectiveMismatch(mine, theirs, peer, std::move(m), result);
-    return false;
-  };
-  if (!check(from_prev, prev)) return result->code;
-  if (next != prev && !check(from_next, next)) return result->code;
-  return HCCL_SUCCESS;
-}
-
-HcclResult ExchangeFingerprintsWith(const OpFingerprint& mine, const std::vector<uint32_t>& peers,
-                                    const std::vector<transport::Link*>& links, bool send,
-                                    bool receive, const transport::WaitPolicy& wait,
-                                    ConsistencyResult* result) {
-  *result = ConsistencyResult{};
-  if (peers.empty() || (!send && !receive)) return HCCL_SUCCESS;
-  constexpr size_t kMax = 2;  // the neighbours a ring leaves to other hosts, at most
+  if (peers.empty()) return HCCL_SUCCESS;
+  constexpr size_t kMax = 2;  // prev and next
   const size_t n = std::min(peers.size(), kMax);
   OpFingerprint out = mine;
   OpFingerprint theirs[kMax]{};
   std::vector<transport::Xfer> xfers;
   xfers.reserve(2 * kMax);
-  for (size_t k = 0; k < n && send; ++k) {
-    xfers.push_back({links[peers[k]], true, &out, sizeof(out)});
-  }
-  for (size_t k = 0; k < n && receive; ++k) {
+  for (size_t k = 0; k < n; ++k) xfers.push_back({links[peers[k]], true, &out, sizeof(out)});
+  for (size_t k = 0; k < n; ++k) {
     xfers.push_back({links[peers[k]], false, &theirs[k], sizeof(theirs[k])});
   }
   HcclResult rc = transport::Progress(xfers, wait, &result->progress);
@@ -384,7 +348,7 @@ HcclResult ExchangeFingerprintsWith(const OpFingerprint& mine, const std::vector
     result->code = rc;
     return rc;
   }
-  for (size_t k = 0; k < n && receive; ++k) {
+  for (size_t k = 0; k < n; ++k) {
     Mismatch m;
     if (CompareFingerprints(mine, theirs[k], &m)) continue;
     SetCollectiveMismatch(mine, theirs[k], peers[k], std::move(m), result);

@@ -2,7 +2,7 @@
 // sends a 64-byte fingerprint of the op {type, count, dtype, reduce op, root, V-count hash,
 // collective sequence, index} to its ring neighbours (prev and next) over the op's own links and
 // receives theirs. (Over hosts of consecutive ranks the ring is the hosts' snake, which a
-// hierarchical op's own levels trace: comm/hier_check.h.) Ranks that called different ops (or
+// hierarchical op's own levels trace: comm/check_ring.h.) Ranks that called different ops (or
 // counts, dtypes, roots ...) at the same point find out at once, instead of after
 // HCCL_EXEC_TIMEOUT.
 //
@@ -119,18 +119,11 @@ struct ConsistencyResult {
   std::vector<Mismatch> hccl;
 };
 
-// Exchanges `mine` with the ring neighbours over links[prev] and links[next] (links indexed by
-// rank, nullptr for self) and compares. Waits as `wait` says (the op's HCCL_EXEC_TIMEOUT).
-HcclResult ExchangeFingerprints(const OpFingerprint& mine, uint32_t rank, uint32_t size,
+// Exchanges `mine` with `peers` (the ring neighbours, prev first: at most two) over their links
+// (links indexed by rank) and compares. Waits as `wait` says (the op's HCCL_EXEC_TIMEOUT).
+HcclResult ExchangeFingerprints(const OpFingerprint& mine, const std::vector<uint32_t>& peers,
                                 const std::vector<transport::Link*>& links,
                                 const transport::WaitPolicy& wait, ConsistencyResult* result);
-
-// Sends `mine` to and/or receives and compares the fingerprints of `peers` (at most two, in
-// that order; links indexed by rank): ExchangeFingerprints with the neighbours named.
-HcclResult ExchangeFingerprintsWith(const OpFingerprint& mine, const std::vector<uint32_t>& peers,
-                                    const std::vector<transport::Link*>& links, bool send,
-                                    bool receive, const transport::WaitPolicy& wait,
-                                    ConsistencyResult* result);
 
 // The exchange folded into the op's algorithm: set group.header = header() before running it.
 // Afterwards `result()` holds a mismatch if one was found (the algorithm then failed with
@@ -149,7 +142,7 @@ class FingerprintHeader {
   void Reset(const OpFingerprint& mine, uint32_t rank, uint32_t size, bool report = true,
              const uint32_t* members = nullptr);
   // The same with the neighbours named (members of the group) instead of rank -+ 1: a
-  // communicator over several hosts checks along another ring (comm/hier_check.h).
+  // communicator over several hosts checks along another ring (comm/check_ring.h).
   void Reset(const OpFingerprint& mine, uint32_t rank, uint32_t size, uint32_t prev,
              uint32_t next, bool report, const uint32_t* members = nullptr);
   FingerprintHeader(const FingerprintHeader&) = delete;

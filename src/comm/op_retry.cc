@@ -254,14 +254,11 @@ Communicator::RetryStep Communicator::RetryAfterFailure(const OpDesc& op, const 
     LogRecovered(record, seq);
     return RetryStep::kCommitted;
   };
-  auto peer_went_on = [&]() -> bool {
-    if (!retry_.committing.load(std::memory_order_acquire)) return false;
+  // The later op a peer runs, when this rank's attempt had reached its commit (0: none).
+  auto later_op = [&]() -> uint64_t {
+    if (!retry_.committing.load(std::memory_order_acquire)) return 0;
     std::lock_guard<std::mutex> lock(retry_.mu);
-    return retry_.later_seq > seq;
-  };
-  auto went_on_text = [&] {
-    std::lock_guard<std::mutex> lock(retry_.mu);
-    return fmt::format("a peer runs op seq[{}]", retry_.later_seq);
+    return retry_.later_seq > seq ? retry_.later_seq : 0;
   };
 
   uint32_t end_a = rank(), end_b = rank(), origin = rank();
@@ -413,7 +410,9 @@ Communicator::RetryStep Communicator::RetryAfterFailure(const OpDesc& op, const 
     }
     // A peer's handshake for its next op came while the links were made (they are at the new
     // epoch: the next op runs on them).
-    if (peer_went_on()) return completed(went_on_text());
+    if (const uint64_t later = later_op()) {
+      return completed(fmt::format("a peer runs op seq[{}]", later));
+    }
     if (lrc == HCCL_SUCCESS) {
       for (const auto& s : retry_.saved) {
         std::memcpy(s.ptr, retry_.backup.data() + s.offset, s.bytes);

@@ -4,7 +4,7 @@
 
 #include <gtest/gtest.h>
 
-#include "comm/hier_check.h"
+#include "comm/check_ring.h"
 
 #include "common/error_codes.h"
 
@@ -284,16 +284,16 @@ TEST(CollectiveConsistency, NamedNeighbours) {
 }
 
 // The hosts' snake: host 0 forward, host 1 backward, ...; an edge between hosts joins one
-// local index; no snake for an odd number of hosts, one rank a host or ranks of a host that
+// local index; rank -+ 1 for an odd number of hosts, one rank a host or ranks of a host that
 // are not consecutive.
-TEST(HierCheckTest, SnakeNeighbours) {
+TEST(CheckRingTest, SnakeNeighbours) {
   auto layout = [](std::vector<std::string> ids, uint32_t rank) {
     return alg::HostLayout::FromHostIds(ids, rank);
   };
   const std::vector<std::string> two_by_two = {"a", "a", "b", "b"};
   const uint32_t want22[4][2] = {{2, 1}, {0, 3}, {3, 0}, {1, 2}};  // 0-1-3-2-0
   for (uint32_t r = 0; r < 4; ++r) {
-    HierCheck c;
+    CheckRing c;
     c.Init(layout(two_by_two, r), r, 4);
     ASSERT_TRUE(c.snake()) << r;
     EXPECT_EQ(c.prev(), want22[r][0]) << r;
@@ -312,7 +312,7 @@ TEST(HierCheckTest, SnakeNeighbours) {
   const std::vector<uint32_t> order = {0, 1, 2, 5, 4, 3, 6, 7, 8, 11, 10, 9};
   for (size_t q = 0; q < order.size(); ++q) {
     const uint32_t r = order[q];
-    HierCheck c;
+    CheckRing c;
     c.Init(layout(four_by_three, r), r, 12);
     ASSERT_TRUE(c.snake()) << r;
     EXPECT_EQ(c.prev(), order[(q + order.size() - 1) % order.size()]) << r;
@@ -320,10 +320,12 @@ TEST(HierCheckTest, SnakeNeighbours) {
     // Every edge between hosts joins ranks of one local index.
     EXPECT_TRUE(c.next() / 3 == r / 3 || c.next() % 3 == r % 3) << r;
   }
-  HierCheck c;
+  CheckRing c;
   c.Init(layout({"a", "a", "b", "b", "c", "c"}, 0), 0, 6);
   EXPECT_FALSE(c.snake());
   EXPECT_FALSE(c.Folds(OpType::kAllReduce));
+  EXPECT_EQ(c.prev(), 5u);  // the plain ring
+  EXPECT_EQ(c.next(), 1u);
   c.Init(layout({"a", "b", "a", "b"}, 0), 0, 4);
   EXPECT_FALSE(c.snake());
   c.Init(layout({"a", "b"}, 0), 0, 2);

@@ -27,10 +27,11 @@
 #   fail_fast     one rank fails: the launcher stops the others after --kill-grace, exits with
 #                 the failing rank's code, and leaves no process behind
 #   hier_4x2      4 hosts x 2 ranks: every op right, and the op-consistency check along the
-#                 hosts' snake (comm/hier_check.h) names a mismatch on the last host at once
+#                 hosts' snake (comm/check_ring.h) names a mismatch on the last host at once
 #   mismatch_2x2  2 hosts x 2 ranks calling different ops (FAULT_DRIVER: tests/faults'
 #                 driver): a whole host or one rank with another count or op, one host flat and
-#                 the other in levels; every rank returns long before HCCL_EXEC_TIMEOUT, EI0005
+#                 the other in levels; every rank returns (HCCL_EXEC_TIMEOUT set past the
+#                 launcher's bound), EI0005 on the screen
 set -u
 VIGIL=$1
 CHECK=$2
@@ -261,15 +262,13 @@ JSON
     rm -rf "$LOGS"
     for c in "${cases[@]}"; do
       set -- $c
-      start=$(date +%s)
-      run_job "$hosts" -- "$FAULT_DRIVER" --mode mismatch --what "$1" --count "$2" "$3" "$4" \
-        >/dev/null
-      took=$(($(date +%s) - start))
+      # HCCL_EXEC_TIMEOUT past the launcher's 90 s: only ranks that learn of the mismatch
+      # return; one left waiting is killed and prints no RESULT line.
+      HCCL_EXEC_TIMEOUT=600 run_job "$hosts" -- "$FAULT_DRIVER" --mode mismatch --what "$1" \
+        --count "$2" "$3" "$4" >/dev/null
       n=$(grep -c '^RESULT ' "$WORKDIR/out.txt")
       [ "$n" = "$nranks" ] || fail "[$c] $n of $nranks ranks returned"
       grep -q "EI0005" "$WORKDIR/out.txt" || fail "[$c] no EI0005 on the screen"
-      # HCCL_EXEC_TIMEOUT is 60 s: a rank that waited it out did not learn of the mismatch.
-      [ $took -lt 40 ] || fail "[$c] took ${took}s"
       grep -q "ok=1" "$WORKDIR/out.txt" && fail "[$c] a rank completed the mismatched op"
       rm -rf "$LOGS"
     done

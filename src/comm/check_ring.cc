@@ -1,14 +1,19 @@
-// The consistency check along the hosts' snake, folded into hierarchical ops
-// (comm/hier_check.h).
-#include "comm/hier_check.h"
+// The ring the consistency check runs along, and its fold into hierarchical ops
+// (comm/check_ring.h).
+#include "comm/check_ring.h"
 
 namespace vigil::comm {
 
-void HierCheck::Init(const alg::HostLayout& layout, uint32_t rank, uint32_t size) {
+void CheckRing::Init(const alg::HostLayout& layout, uint32_t rank, uint32_t size) {
   snake_ = false;
   intra_peers_.clear();
   neighbours_.clear();
   inter_members_.clear();
+  // The plain ring, rank -+ 1, unless the snake below replaces it.
+  prev_ = size > 1 ? (rank + size - 1) % size : rank;
+  next_ = size > 1 ? (rank + 1) % size : rank;
+  if (size > 1) neighbours_.push_back(prev_);
+  if (size > 2) neighbours_.push_back(next_);
   const uint32_t local = layout.per_host();
   const uint32_t hosts = layout.host_count();
   if (!layout.Hierarchical() || local < 2 || hosts % 2 != 0 || hosts * local != size) return;
@@ -27,8 +32,7 @@ void HierCheck::Init(const alg::HostLayout& layout, uint32_t rank, uint32_t size
   const uint32_t pos = h * local + (h % 2 == 0 ? j : local - 1 - j);
   prev_ = at((pos + size - 1) % size);
   next_ = at((pos + 1) % size);
-  neighbours_.push_back(prev_);
-  if (next_ != prev_) neighbours_.push_back(next_);
+  neighbours_ = {prev_, next_};  // size >= 4 here: two
   host_ = layout.host;
   hosts_ = hosts;
   const std::vector<uint32_t>& mine = layout.hosts[layout.host];
@@ -39,29 +43,23 @@ void HierCheck::Init(const alg::HostLayout& layout, uint32_t rank, uint32_t size
   snake_ = true;
 }
 
-HcclResult HierCheck::Start(const OpFingerprint& mine, bool report, alg::Group* group,
+HcclResult CheckRing::Start(const OpFingerprint& mine, bool report, alg::Group* group,
                             ConsistencyResult* check) {
-  HcclResult rc =
-      ExchangeFingerprintsWith(mine, intra_peers_, group->links, true, true, group->wait, check);
+  HcclResult rc = ExchangeFingerprints(mine, intra_peers_, group->links, group->wait, check);
   if (rc != HCCL_SUCCESS) return rc;
   inter_.Reset(mine, host_, hosts_, report, inter_members_.data());
   group->inter_header = inter_.header();
   return HCCL_SUCCESS;
 }
 
-void HierCheck::ResetFlat(FingerprintHeader* header, const OpFingerprint& mine, uint32_t rank,
+void CheckRing::ResetFlat(FingerprintHeader* header, const OpFingerprint& mine, uint32_t rank,
                           uint32_t size, bool report) const {
-  if (snake_) {
-    header->Reset(mine, rank, size, prev_, next_, report);
-  } else {
-    header->Reset(mine, rank, size, report);
-  }
+  header->Reset(mine, rank, size, prev_, next_, report);
 }
 
-HcclResult HierCheck::Round(const OpFingerprint& mine, uint32_t rank, uint32_t size,
-                            const alg::Group& group, ConsistencyResult* check) const {
-  if (!snake_) return ExchangeFingerprints(mine, rank, size, group.links, group.wait, check);
-  return ExchangeFingerprintsWith(mine, neighbours_, group.links, true, true, group.wait, check);
+HcclResult CheckRing::Round(const OpFingerprint& mine, const alg::Group& group,
+                            ConsistencyResult* check) const {
+  return ExchangeFingerprints(mine, neighbours_, group.links, group.wait, check);
 }
 
 }  // namespace vigil::comm

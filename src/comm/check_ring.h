@@ -1,5 +1,6 @@
-// The op-consistency check (comm/consistency.h) over several hosts of k >= 2 consecutive ranks
-// each (rank = host x k + local index) and an even number of hosts: a hierarchical AllReduce,
+// The ring a communicator's op-consistency check (comm/consistency.h) runs along: rank -+ 1, or
+// over several hosts of k >= 2 consecutive ranks each (rank = host x k + local index) and an
+// even number of hosts, a snake through the hosts. There a hierarchical AllReduce,
 // AllGather or ReduceScatter folds it into its levels instead of a round of its own before
 // them, which cost an inter-host trip a call (2 hosts x 2 ranks at 5 Gbit/s, 1-16 KiB AllReduce:
 // 30-55 of 80-125 us).
@@ -35,11 +36,11 @@
 
 namespace vigil::comm {
 
-class HierCheck {
+class CheckRing {
  public:
   // The layout of the communicator (once it is known).
   void Init(const alg::HostLayout& layout, uint32_t rank, uint32_t size);
-  // The check runs along the snake: prev()/next() are this rank's neighbours there.
+  // prev()/next(): this rank's neighbours on the ring (the snake when snake()).
   bool snake() const { return snake_; }
   uint32_t prev() const { return prev_; }
   uint32_t next() const { return next_; }
@@ -54,12 +55,12 @@ class HierCheck {
                    ConsistencyResult* check);
   // The inter-host level's header: its result() after the algorithm.
   FingerprintHeader& inter() { return inter_; }
-  // A flat op's header (FingerprintHeader::Reset), along the snake when there is one.
+  // A flat op's header (FingerprintHeader::Reset) with the ring's neighbours.
   void ResetFlat(FingerprintHeader* header, const OpFingerprint& mine, uint32_t rank, uint32_t size,
                  bool report) const;
-  // A round with the ring neighbours, the snake's when there is one (ops that do not fold; a
-  // flat op that moved nothing).
-  HcclResult Round(const OpFingerprint& mine, uint32_t rank, uint32_t size, const alg::Group& group,
+  // A round with the ring's neighbours (a hierarchical op that does not fold; a flat op that
+  // moved nothing).
+  HcclResult Round(const OpFingerprint& mine, const alg::Group& group,
                    ConsistencyResult* check) const;
 
  private:
@@ -67,7 +68,7 @@ class HierCheck {
   uint32_t prev_ = 0, next_ = 0;
   uint32_t host_ = 0, hosts_ = 0;
   std::vector<uint32_t> intra_peers_;    // ring neighbours inside the host (ranks)
-  std::vector<uint32_t> neighbours_;     // prev, next (once when the same)
+  std::vector<uint32_t> neighbours_;     // prev, next (once when the same; none alone)
   std::vector<uint32_t> inter_members_;  // the ranks of this local index, by host
   FingerprintHeader inter_;
 };
