@@ -19,6 +19,7 @@
 #include "common/env_config.h"
 #include "common/error_codes.h"
 #include "common/hccl_result.h"
+#include "common/tsc_clock.h"
 #include "log/plog.h"
 #include "runtime/device_memory.h"
 #include "transport/link_base.h"
@@ -436,7 +437,7 @@ aclError Communicator::ExecuteHeld(const OpDesc& op, const OpRecord& record, alg
   running_stream_.store(record.stream_id);
   running_type_.store(static_cast<int>(op.type));  // its tag: info_->tags[type]
   // The op's one clock read: its observers' start time and its HCCL_EXEC_TIMEOUT deadline.
-  SteadyClock::time_point start = SteadyClock::now();
+  SteadyClock::time_point start = TscNow();
   NotifyStart(record, start);
 
   // The map's generation before the op's buffers are checked: while it holds, the algorithm's

@@ -46,6 +46,7 @@
 #include "comm/op_observer.h"
 #include "common/cpu_relax.h"
 #include "common/hccl_result.h"
+#include "common/tsc_clock.h"
 #include "log/plog.h"
 #include "runtime/device_memory.h"
 #include "runtime/profiler.h"
@@ -475,7 +476,7 @@ aclError Communicator::StartDirect(const OpDesc& op, const OpRecord& record,
   }
   running_stream_.store(record.stream_id, std::memory_order_relaxed);
   running_type_.store(static_cast<int>(op.type), std::memory_order_relaxed);
-  const SteadyClock::time_point start = now ? *now : SteadyClock::now();
+  const SteadyClock::time_point start = now ? *now : TscNow();
   NotifyStart(record, start);
   direct_start_ = start;
   direct_deadline_ = options_.exec_timeout_s > 0

@@ -9,6 +9,7 @@
 #include "common/dtype.h"
 #include "common/env_config.h"
 #include "common/time_util.h"
+#include "common/tsc_clock.h"
 #include "log/plog.h"
 #include "runtime/profiler.h"
 
@@ -42,7 +43,7 @@ HcclResult Communicator::Enqueue(std::shared_ptr<Communicator>&& comm, OpDesc&& 
   }
   // An op that may run inline reads the clock once: its enqueue (wall) time and, unless an
   // entry log line comes between, its start.
-  const SteadyClock::time_point now = try_inline ? SteadyClock::now() : SteadyClock::time_point{};
+  const SteadyClock::time_point now = try_inline ? TscNow() : SteadyClock::time_point{};
   // Every field written once (default-initialized first, then assigned, cost ~18 instructions).
   OpRecord record{
       .comm = self.info_,

@@ -24,6 +24,7 @@
 #include "comm/op_observer.h"
 #include "common/dtype.h"
 #include "common/time_util.h"
+#include "common/tsc_clock.h"
 #include "log/plog.h"
 
 namespace vigil::dfx {
@@ -359,13 +360,15 @@ class FlightRecorder : public comm::OpObserver {
                 const comm::OpFailure* failure) override {
     auto* state = static_cast<CommState*>(State(op).get());
     if (state == nullptr) return;
-    const SteadyClock::rep now = SteadyClock::now().time_since_epoch().count();
+    SteadyClock::rep now = TscNow().time_since_epoch().count();
     Progress& p = state->Of(op.index);
     p.Write([&] {
       if (p.index.load(std::memory_order_relaxed) != op.index) {  // it never started
         p.index.store(op.index, std::memory_order_relaxed);
         p.start.store(now, std::memory_order_relaxed);
       }
+      // Never before its start: two reads of TscNow may straddle a re-anchoring (< 1 us).
+      now = std::max(now, p.start.load(std::memory_order_relaxed));
       p.leave.store(now, std::memory_order_relaxed);
       p.result.store(result, std::memory_order_relaxed);
     });
