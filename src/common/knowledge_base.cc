@@ -26,7 +26,7 @@ const std::set<std::string_view> kGroupNames = {
     "rank",       "remote_rank", "src_rank",      "dst_rank",   "pid",   "ip",
     "remote_ip",  "device",      "seq",           "op",         "group", "tag",
     "timeout_ms", "timeout_s",   "elapsed_ms",    "ret",        "port",  "status",
-    "kb",         "exited",      "informer_rank", "informer_ip"};
+    "kb",         "exited",      "informer_rank", "informer_ip", "ret_hex"};
 
 const std::set<std::string_view> kRoles = {"cause", "symptom", "either"};
 
@@ -210,6 +210,14 @@ bool ParseEntry(const json& o, Entry* e, const std::string& file,
   ok = ParseHccl(o, e, where, errors) && ok;
   if (!e->role.empty() && !kRoles.count(e->role)) {
     errors->push_back(where + ": role \"" + e->role + "\" is not cause, symptom or either");
+    ok = false;
+  }
+  std::string about;
+  ok = GetString(o, "about", &about, false, where, errors) && ok;
+  if (about == "peer") {
+    e->about_peer = true;
+  } else if (!about.empty() && about != "self") {
+    errors->push_back(where + ": about \"" + about + "\" is not self or peer");
     ok = false;
   }
   return ok;

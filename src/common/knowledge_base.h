@@ -64,6 +64,9 @@ struct Entry {
   std::string stage, message, arg_names, hccl_cause, solution, advice;
   bool screen_cause = true;
   bool has_hccl = false;
+  // "about": "peer": the line is about the other end of the printing rank's link (a remote
+  // that did not send), not about the rank that printed it; the default is "self".
+  bool about_peer = false;
 };
 
 struct ClassInfo {

@@ -2,6 +2,7 @@
 
 #include <re2/re2.h>
 
+#include <charconv>
 #include <cstring>
 #include <map>
 
@@ -38,7 +39,7 @@ enum Group : uint8_t {
   kRank, kRemoteRank, kSrcRank, kDstRank, kPid, kDevice, kSeq, kTimeoutMs, kTimeoutS, kElapsedMs,
   kRet, kPort, kIp, kRemoteIp, kOp, kGroup, kTag, kStatus, kKb, kExited, kInformerRank,
   kInformerIp, kRankSize, kIndex, kDeviceIp, kPhyId, kServerIp, kVnicIp, kRemoteDevice, kValue,
-  kDetail, kRanks, kTime, kFromEnv, kGroups
+  kDetail, kRanks, kTime, kFromEnv, kRetHex, kGroups
 };
 
 const std::map<std::string, Group, std::less<>>& GroupNames() {
@@ -54,7 +55,7 @@ const std::map<std::string, Group, std::less<>>& GroupNames() {
       {"device_ip", kDeviceIp}, {"phy_id", kPhyId},        {"server_ip", kServerIp},
       {"vnic_ip", kVnicIp},  {"remote_device", kRemoteDevice}, {"value", kValue},
       {"detail", kDetail},   {"ranks", kRanks},            {"time", kTime},
-      {"from_env", kFromEnv}};
+      {"from_env", kFromEnv}, {"ret_hex", kRetHex}};
   return names;
 }
 
@@ -136,6 +137,12 @@ bool FieldPattern::Read(std::string_view s, KbFields* f) const {
   if (r.timeout_ms < 0 && num(kTimeoutS) >= 0) r.timeout_ms = num(kTimeoutS) * 1000;
   r.elapsed_ms = num(kElapsedMs);
   r.ret = num(kRet);
+  if (std::string_view h = view(kRetHex); r.ret < 0 && !h.empty()) {
+    // A result code printed in hexadecimal (HCCL's errNo[0x...]); anything else leaves it unset.
+    int64_t v = 0;
+    auto [end, ec] = std::from_chars(h.data(), h.data() + h.size(), v, 16);
+    if (ec == std::errc() && end == h.data() + h.size() && v >= 0) r.ret = v;
+  }
   r.port = num(kPort);
   r.rank_size = num(kRankSize);
   r.index = num(kIndex);

@@ -218,6 +218,16 @@ TEST(KnowledgeBase, ParseReportsBadPatternsRolesAndScreenTexts) {
   std::string bad_role = EntryJson("hccl.a");
   bad_role.replace(bad_role.find("symptom"), 7, "victim");
   EXPECT_TRUE(AnyContains(ParseErrors(File({bad_role})), "role \"victim\""));
+  // Whom a line is about: self (the default) or the peer of the printing rank's link.
+  EXPECT_TRUE(AnyContains(ParseErrors(File({EntryJson("hccl.a", R"(, "about": "them")")})),
+                          "about \"them\""));
+  KnowledgeBase kb;
+  EXPECT_TRUE(ParseErrors(File({EntryJson("hccl.a", R"(, "about": "peer")"), EntryJson("hccl.b")}),
+                          &kb)
+                  .empty());
+  ASSERT_NE(kb.Find("hccl.a"), nullptr);
+  EXPECT_TRUE(kb.Find("hccl.a")->about_peer);
+  EXPECT_FALSE(kb.Find("hccl.b")->about_peer);
   // A screen template whose placeholders and argument names differ in number.
   EXPECT_TRUE(AnyContains(ParseErrors(File({EntryJson("EX0001", R"(, "code": "EX0001", "hccl": {
           "stage": "TaskExecStage", "message": "a {} b {}", "arg_names": "one",

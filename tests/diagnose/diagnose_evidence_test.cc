@@ -113,6 +113,43 @@ TEST(EvidenceVerdict, TheRankAtALowerWatchdogSequenceFellBehind) {
   EXPECT_FALSE(Names(g[0], 0, "suspect") || Names(g[0], 1, "suspect") || Names(g[0], 3, "suspect"));
 }
 
+TEST(EvidenceVerdict, ALineAboutThePeerDoesNotBlameItsPrinter) {
+  // vllm-project/vllm-ascend#486: rank 1 says its remote rank did not send in time; the remote is
+  // not named, so no finding may call rank 1 the root cause (it is the reporter).
+  auto f = Verdicts(
+      "[rank1]: RuntimeError: InnerRunOpApi:torch_npu/csrc/framework/OpParamMaker.cpp:281 OPS "
+      "function error: HcclAllreduce, error code is 6\n"
+      "[rank1]: EI0006: [PID: 1292363] 2025-04-08-18:07:20.444.436 Getting socket times out. "
+      "Reason: Remote Rank did not send the data in time. Please check the reason for the rank "
+      "being stuck\n");
+  ASSERT_FALSE(f.empty());
+  bool reported = false;
+  for (const Finding& x : f) {
+    EXPECT_FALSE(Names(x, 1, "root cause")) << x.title;
+    if (x.kb == "hccl.remote_not_sending") {
+      reported = Names(x, 1, "reporter");
+      EXPECT_NE(x.title.find("reported by rank 1"), std::string::npos) << x.title;
+    }
+  }
+  EXPECT_TRUE(reported);
+}
+
+TEST(EvidenceVerdict, HcclErrNoOfAFailedInitIsItsResult) {
+  // gpustack/gpustack#2021: HCCL's plog prints the HcclResult of a failed HcclCommInitRootInfo
+  // as errNo[0x...05XXXXXX], the MindIE runner as "error:2".
+  auto f = Verdicts(
+      "[ERROR] HCCL(36035,mindie_llm_backend_connector):2025-05-13-02:25:58.068.817 "
+      "[op_base.cc:974][36818][Init][CommRootInfoConfig]errNo[0x0000000005000002]"
+      "HcclCommInitRootInfo failed.\n");
+  ASSERT_FALSE(f.empty());
+  EXPECT_EQ(f[0].kb, "hccl_result.2");
+  auto g = Verdicts(
+      "[2025-05-13 02:25:58.64217] [error] [36815] [hccl_runner.cpp:132] AllGatherHcclRunner:0 "
+      "HcclCommInitRootInfo fail, error:11, rank:1, rankSize:4\n");
+  ASSERT_FALSE(g.empty());
+  EXPECT_EQ(g[0].kb, "hccl_result.11");
+}
+
 TEST(EvidenceVerdict, NothingRecognisedIsNoVerdict) {
   auto f = Verdicts("INFO 06-12 12:00:00 [worker.py:3] loading weights\nall good\n");
   EXPECT_TRUE(f.empty());

@@ -275,8 +275,10 @@ void RuleEvidence(const Job& job, std::vector<Finding>* findings) {
   if (root != nullptr) {
     const kb::Entry& e = *root->entry;
     // A process-class entry that names its peer (a heartbeat LOST, "remote rank exited") is about
-    // the peer; everything else is about the rank that printed it.
-    int64_t subject = e.cls == "process" && root->peer >= 0 ? root->peer : root->rank;
+    // the peer, and so is one about the other end of a link (kb "about": "peer") even when the
+    // line does not name it; everything else is about the rank that printed it.
+    int64_t subject =
+        e.cls == "process" && (root->peer >= 0 || e.about_peer) ? root->peer : root->rank;
     if (e.cls == "process" && subject < 0) {
       // A lost or stuck rank the line does not name: the peer the timeouts waited on.
       std::map<int64_t, int> peers;
@@ -291,7 +293,10 @@ void RuleEvidence(const Job& job, std::vector<Finding>* findings) {
     f.code = e.code;
     f.time = root->ev->time;
     const kb::ClassInfo* ci = base.Class(e.cls);
-    f.title = fmt::format("{} on {}: {}", Label(e), RankText(subject), ci ? ci->name : e.cls);
+    f.title = e.about_peer && subject < 0 && root->rank >= 0
+                  ? fmt::format("{} (reported by {}): {}", Label(e), RankText(root->rank),
+                                ci ? ci->name : e.cls)
+                  : fmt::format("{} on {}: {}", Label(e), RankText(subject), ci ? ci->name : e.cls);
     f.summary = e.meaning;
     if (!symptoms.empty()) {
       std::set<std::string> codes;
@@ -313,7 +318,16 @@ void RuleEvidence(const Job& job, std::vector<Finding>* findings) {
     f.confidence = known ? "high" : "medium";
     f.score = IsWeak(e) ? (known ? 60 : 50) : IsCause(e) ? (known ? 89 : 74) : (known ? 68 : 58);
     if (!IsCause(e) || IsWeak(e)) f.confidence = known && !IsWeak(e) ? "medium" : "low";
-    f.ranks.push_back(Ref(job, *root->ev, subject, "root cause"));
+    if (e.about_peer && subject != root->rank) {
+      // The line's pid, host and device are its printer's: the peer is known by its rank alone.
+      RankRef peer;
+      peer.role = "root cause";
+      peer.rank = subject;
+      f.ranks.push_back(peer);
+      f.ranks.push_back(Ref(job, *root->ev, root->rank, "reporter"));
+    } else {
+      f.ranks.push_back(Ref(job, *root->ev, subject, "root cause"));
+    }
     if (e.cls == "network" && root->peer >= 0 && root->peer != subject) {
       RankRef p = Ref(job, *root->ev, root->peer, "peer");
       p.pid = -1;
