@@ -150,6 +150,41 @@ TEST(EvidenceVerdict, HcclErrNoOfAFailedInitIsItsResult) {
   EXPECT_EQ(g[0].kb, "hccl_result.11");
 }
 
+TEST(EvidenceVerdict, ASymptomKeepsItsOwnMeaningOverItsTimeoutCode) {
+  // vllm-project/vllm-ascend#9872: "links establish ... failed ... ret[9]" is a link failure;
+  // its ret 9 (HCCL_E_TIMEOUT, itself a symptom) must not replace it.
+  auto f = Verdicts(
+      "[ERROR] HCCL(55694,):2026-06-03-06:04:59.040.451 [hccl_socket_manager.cc:860] "
+      "[60446][Wait][LinksEstablishCompleted] is failed. ret[9].\n");
+  ASSERT_FALSE(f.empty());
+  EXPECT_EQ(f[0].kb, "hccl.links_establish_failed");
+  EXPECT_EQ(f[0].cls, "connection");
+}
+
+TEST(EvidenceVerdict, LinesOfOtherFormsAreRead) {
+  // A wrapped device report (vllm-project/vllm-ascend#16652): the sentence on a line of its own.
+  auto f = Verdicts(
+      "The error from device(chipId:0, dieId:0), serial number is 17,\n"
+      "hccl fftsplus task timeout occurred during task execution,\n"
+      "stream_id:9, sq_id:9, task_id:10, stuck notify num:1, timeout=1836s.\n");
+  ASSERT_FALSE(f.empty());
+  EXPECT_EQ(f[0].kb, "runtime.fftsplus_timeout");
+  // A glog CHECK of an HCCL call (xLLM-AI/xllm#350): its result code.
+  auto g = Verdicts(
+      "F20251111 12:28:58.504206 214989 collective_service.cpp:37] Check failed: status == "
+      "HCCL_SUCCESS (1 vs. 0) HCCL get root info failed.\n");
+  ASSERT_FALSE(g.empty());
+  EXPECT_EQ(g[0].kb, "hccl_result.1");
+  // EI0007 names the rank whose resource ran out (vllm-project/vllm-ascend#5947).
+  auto h = Verdicts(
+      "[PID: 542] 2026-01-16-04:52:41.266.655 Allocation_Failure(EI0007): Failed to allocate "
+      "resource[qp] with info [aicpu rank:7,localUserrank:7,localIpAddr: 100.97.2.72,"
+      "deviceLogicId:3,send_cq_depth:32768]. Reason: Memory resources are exhausted.\n");
+  ASSERT_FALSE(h.empty());
+  EXPECT_EQ(h[0].kb, "EI0007");
+  EXPECT_TRUE(Names(h[0], 7, "root cause"));
+}
+
 TEST(EvidenceVerdict, NothingRecognisedIsNoVerdict) {
   auto f = Verdicts("INFO 06-12 12:00:00 [worker.py:3] loading weights\nall good\n");
   EXPECT_TRUE(f.empty());

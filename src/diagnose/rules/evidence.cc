@@ -59,6 +59,9 @@ const kb::Entry* Refine(const kb::KnowledgeBase& base, const kb::Entry* e, const
   if (ev.ret < 0 || (e->role != "symptom" && e->cls != "software")) return e;
   const kb::Entry* r = ev.ret < 1000 ? base.Find("hccl_result." + std::to_string(ev.ret))
                                      : base.Find(std::to_string(ev.ret));
+  // A specific symptom's own timeout code ("links establish failed ... ret[9]") says less than
+  // the line: only a catch-all's code, or a code that names a cause, replaces it.
+  if (r != nullptr && IsSymptom(*r) && e->cls != "software") return e;
   return r != nullptr ? r : e;
 }
 
