@@ -185,6 +185,46 @@ TEST(EvidenceVerdict, LinesOfOtherFormsAreRead) {
   EXPECT_TRUE(Names(h[0], 7, "root cause"));
 }
 
+TEST(EvidenceVerdict, AReportTakesTheRankOfTheLinesAroundIt) {
+  // vllm-project/vllm-ascend#5661: "[rank9]:" only on the warning that opens the CANN block.
+  const std::string block =
+      "EZ9999[PID: 244584] 2026-01-06-19:37:15.407.487 (EZ9999):  The error from "
+      "device(chipId:4, dieId:1), serial number is 91, there is an exception of fftsplus "
+      "aivector error, core id is 7\n"
+      "       Kernel task happen error, retCode=0x26, [aicore exception].[FUNC:PreCheckTaskErr]\n";
+  auto f = Verdicts("[rank9]:[W106 19:37:15.186470670 compiler_depend.ts:57] Warning: EZ9999: "
+                    "Inner Error!\n" + block);
+  ASSERT_FALSE(f.empty());
+  EXPECT_EQ(f[0].kb, "runtime.aivec_exception");
+  EXPECT_TRUE(Names(f[0], 9, "root cause"));
+  // Two ranks around it: which one is not known.
+  auto g = Verdicts("[rank9]: Warning: EZ9999: Inner Error!\n" + block +
+                    "[rank3]: Warning: EZ9999: Inner Error!\n");
+  ASSERT_FALSE(g.empty());
+  EXPECT_FALSE(Names(g[0], 9, "root cause") || Names(g[0], 3, "root cause"));
+}
+
+TEST(EvidenceVerdict, AFailedTilingIsTheCauseOfItsLaunchError) {
+  // ggml-org/llama.cpp#10161: the tiling failure, not the aclnn code it leads to; an unknown
+  // code's report names the process that printed it.
+  auto f = Verdicts(
+      "ggml-cann.cpp:61: CANN error: E89999: Inner Error!\n"
+      "E89999: [PID: 2277481] 2024-11-04-17:38:30.068.533 op[Range], outSize from framework (OFF) "
+      "is 1, but outSize from tiling (OFT) is 64\n"
+      "       Tiling failed\n"
+      "       launch failed for Range, errno:561103.\n"
+      "EX1234: [PID: 2277481] 2024-11-04-17:38:31.000.000 Something else.\n");
+  ASSERT_FALSE(f.empty());
+  EXPECT_EQ(f[0].kb, "framework.op_tiling_failed");
+  EXPECT_EQ(f[0].cls, "software");
+  bool other = false;
+  for (const Finding& x : f) {
+    EXPECT_EQ(x.title.find("pid -1"), std::string::npos) << x.title;
+    if (x.code == "EX1234") other = x.title.find("(pid 2277481)") != std::string::npos;
+  }
+  EXPECT_TRUE(other);
+}
+
 TEST(EvidenceVerdict, NothingRecognisedIsNoVerdict) {
   auto f = Verdicts("INFO 06-12 12:00:00 [worker.py:3] loading weights\nall good\n");
   EXPECT_TRUE(f.empty());

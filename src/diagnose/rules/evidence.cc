@@ -194,6 +194,47 @@ void ClassifyFindings(std::vector<Finding>* findings) {
   }
 }
 
+// Lines this close in one file, of one process, are one report.
+constexpr uint64_t kBlockLines = 20;
+
+// A line of a report that does not say its rank beside lines of the report that do (a "[rank0]:"
+// prefix on the first line of a CANN block, the block's next lines bare): the report is that
+// rank's, when the lines around it name one rank only and no other process. Observations that
+// become the same entry and rank keep the earliest.
+void LendRanksWithinABlock(std::vector<Obs>* obs) {
+  bool lent = false;
+  for (Obs& o : *obs) {
+    if (o.rank >= 0) continue;
+    int64_t rank = -1;
+    bool one = true;
+    for (const Obs& p : *obs) {
+      if (p.rank < 0 || p.ev->loc.file != o.ev->loc.file) continue;
+      const uint64_t a = p.ev->loc.line, b = o.ev->loc.line;
+      if ((a > b ? a - b : b - a) > kBlockLines) continue;
+      if (p.ev->pid >= 0 && o.ev->pid >= 0 && p.ev->pid != o.ev->pid) continue;
+      one = one && (rank < 0 || rank == p.rank);
+      rank = p.rank;
+    }
+    if (rank >= 0 && one) {
+      o.rank = rank;
+      lent = true;
+    }
+  }
+  if (!lent) return;
+  std::vector<Obs> kept;
+  for (const Obs& o : *obs) {
+    auto same = std::find_if(kept.begin(), kept.end(), [&](const Obs& k) {
+      return k.entry == o.entry && k.rank == o.rank;
+    });
+    if (same == kept.end()) {
+      kept.push_back(o);
+    } else if (Earlier(o, *same)) {
+      *same = o;
+    }
+  }
+  *obs = std::move(kept);
+}
+
 void RuleEvidence(const Job& job, std::vector<Finding>* findings) {
   const kb::KnowledgeBase& base = kb::Get();
   std::map<int64_t, int64_t> proc_rank = ProcRanks(job);
@@ -225,6 +266,7 @@ void RuleEvidence(const Job& job, std::vector<Finding>* findings) {
     obs.push_back(o);
   }
   if (obs.empty()) return;
+  LendRanksWithinABlock(&obs);
 
   std::vector<Obs> causes, eithers, weak, symptoms;
   for (const Obs& o : obs) {

@@ -38,15 +38,23 @@ void RuleOther(Ctx* cx) {
   std::set<std::string> covered = {"EI0002", "EI0005", "EI0006", "EI0011", "EI0012", "EI0013",
                                    "EI0015", "EI0019", "EI0020", "EI9001"};
   std::map<std::string, const Event*> codes;
-  for (const Event& e : job.events)
-    if (e.kind == EventKind::kScreenError && e.kb.empty() && !covered.count(e.code) && !codes.count(e.code))
+  for (const Event& e : job.events) {
+    if (e.kind != EventKind::kScreenError || !e.kb.empty() || covered.count(e.code)) continue;
+    // The first report of the code, or the first that says which process printed it.
+    auto it = codes.find(e.code);
+    if (it == codes.end()) {
       codes[e.code] = &e;
+    } else if (it->second->pid < 0 && e.pid >= 0) {
+      it->second = &e;
+    }
+  }
   for (const auto& [code, e] : codes) {
     Finding f;
     f.fault = "error_code";
     f.code = code;
     const ErrorCodeInfo* info = FindErrorCode(code);
-    f.title = fmt::format("{}({}) reported (pid {})", info ? std::string(info->title) : e->name, code, e->pid);
+    f.title = fmt::format("{}({}) reported{}", info ? std::string(info->title) : e->name, code,
+                          e->pid >= 0 ? fmt::format(" (pid {})", e->pid) : std::string());
     f.summary = Printable(e->detail, 300);
     std::string_view text = info != nullptr ? AdviceText(*info) : std::string_view();
     // The class of the code itself when the knowledge base knows it.
