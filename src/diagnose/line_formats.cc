@@ -78,6 +78,7 @@ std::string_view View(const re2::StringPiece* m, int i) {
 
 struct LineFormats::Impl {
   std::vector<Row> prefixes, layouts;
+  std::vector<std::string> relays;  // text after which a line quotes another process
   std::vector<std::string> errors;
 };
 
@@ -88,6 +89,16 @@ LineFormats::LineFormats() : impl_(new Impl) {
     if (j.is_discarded()) {
       impl_->errors.push_back(std::string(t.name) + ": not valid JSON");
       continue;
+    }
+    if (j.contains("relays")) {
+      for (const auto& r : j["relays"]) {
+        if (r.is_object() && r.contains("needle") && r["needle"].is_string() &&
+            !r["needle"].get<std::string>().empty()) {
+          impl_->relays.push_back(r["needle"].get<std::string>());
+        } else {
+          impl_->errors.push_back(std::string(t.name) + ": a relay without needle");
+        }
+      }
     }
     for (const char* key : {"prefixes", "layouts"}) {
       if (!j.contains(key)) continue;
@@ -112,6 +123,21 @@ size_t LineFormats::layout_count() const { return impl_->layouts.size(); }
 const std::vector<std::string>& LineFormats::errors() const { return impl_->errors; }
 
 std::string_view LineFormats::StripPrefixes(std::string_view line, LineContext* ctx) const {
+  std::string_view rest = StripPrefixesOnly(line, ctx);
+  // A relay ("Worker failed with error '...'") quotes another process's error: the prefix's
+  // process, rank and device are the relayer's, not the error's.
+  for (const std::string& needle : impl_->relays) {
+    if (rest.find(needle) != std::string_view::npos) {
+      const Micros time = ctx->time;
+      *ctx = LineContext{};
+      ctx->time = time;
+      break;
+    }
+  }
+  return rest;
+}
+
+std::string_view LineFormats::StripPrefixesOnly(std::string_view line, LineContext* ctx) const {
   re2::StringPiece m[16];
   for (int round = 0; round < 8; ++round) {
     while (!line.empty() && (line.front() == ' ' || line.front() == '\t')) line.remove_prefix(1);

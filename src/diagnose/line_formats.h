@@ -36,7 +36,8 @@ class LineFormats {
   static const LineFormats& Get();
 
   // Strips the prefixes at the start of `line` (repeatedly: "[rank3]: (VllmWorker ...) ..."),
-  // filling *ctx, and returns what is left. Stops at a CANN plog record start.
+  // filling *ctx, and returns what is left. Stops at a CANN plog record start. A line that
+  // relays another process's error (the "relays" of line_formats.json) keeps only the time.
   std::string_view StripPrefixes(std::string_view line, LineContext* ctx) const;
 
   // The first layout that matches (searched, not anchored). False when no code is found.
@@ -53,6 +54,7 @@ class LineFormats {
 
  private:
   LineFormats();
+  std::string_view StripPrefixesOnly(std::string_view line, LineContext* ctx) const;
   struct Impl;
   Impl* impl_;
 };

@@ -225,6 +225,19 @@ TEST(EvidenceVerdict, AFailedTilingIsTheCauseOfItsLaunchError) {
   EXPECT_TRUE(other);
 }
 
+TEST(EvidenceVerdict, ARelayedErrorIsNotTheRelayersOwn) {
+  // vllm-project/vllm-ascend#3367: the engine process relays its worker's HCCL error; the
+  // engine's pid (its launcher prefix) is not the failing process's.
+  auto f = Verdicts(
+      "(EngineCore_DP0 pid=384) ERROR 10-10 17:15:01 [core.py:708] RuntimeError: Worker failed "
+      "with error 'create_config:build/CMakeFiles/torch_npu.dir/compiler_depend.ts:148 HCCL "
+      "function error: hcclCommInitRootInfoConfig(numRanks, &rootInfo, rank, config, "
+      "&(comm->hcclComm_)), error code is 1'\n");
+  ASSERT_FALSE(f.empty());
+  EXPECT_EQ(f[0].kb, "hccl_result.1");
+  for (const RankRef& r : f[0].ranks) EXPECT_NE(r.pid, 384) << r.role;
+}
+
 TEST(EvidenceVerdict, NothingRecognisedIsNoVerdict) {
   auto f = Verdicts("INFO 06-12 12:00:00 [worker.py:3] loading weights\nall good\n");
   EXPECT_TRUE(f.empty());
