@@ -238,6 +238,50 @@ TEST(EvidenceVerdict, ARelayedErrorIsNotTheRelayersOwn) {
   for (const RankRef& r : f[0].ranks) EXPECT_NE(r.pid, 384) << r.role;
 }
 
+// The first finding's knowledge-base entry for one plog line.
+std::string FirstKb(const std::string& line) {
+  auto f = Verdicts(line + "\n");
+  return f.empty() ? "(none)" : f[0].kb;
+}
+
+TEST(EvidenceVerdict, PlogLinesOfSetupAndBuildFailures) {
+  // From the hicann/hixl troubleshooting guide's examples and PaddlePaddle threads.
+  EXPECT_EQ(FirstKb("[ERROR] HCCL(705,python):2026-02-11-06:09:23.236.320 "
+                    "[topoinfo_ranktableConcise.cc:446] [737][Get][SingleDeviceIp]'device_ip' is "
+                    "not set correctly,must be set when multi Server or HCCL_INTRA_ROCE_ENABLE "
+                    "enabled"),
+            "hccl.ranktable_invalid");
+  EXPECT_EQ(FirstKb("[ERROR] HCCP(130245,python3):2025-11-08-08:55:21.692.085 "
+                    "[ra_hdc_rdma.c:609]tid:131014,ra_hdc_typical_mr_reg : "
+                    "[reg][ra_hdc_typical_mr]ra hdc message process failed ret(-13) phy_id(2)"),
+            "hccp.mr_reg_failed");
+  // The init form of the same message stays an RDMA init failure (the corpus's form).
+  EXPECT_EQ(FirstKb("[ERROR] HCCP(38011,python):2025-07-15-12:45:32.997.682 "
+                    "[ra_hdc_rdma.c:1199]tid:38011,ra_hdc_rdev_init(1199) : "
+                    "[init][ra_hdc_rdev]ra hdc message process failed ret(-67) phy_id(0)"),
+            "hccp.rdma_init_failed");
+  EXPECT_EQ(FirstKb("[ERROR] HCCP(28499, hccp_service.bin):2026-02-09-11:36:23.530.514 "
+                    "[rs.c:1847]tid:28494,rs_get_vnic_ip_info(1847) : phy_id:9 "
+                    "devdrv_get_vnic_ip_by_sdid fail! sdid:0xffffffff ret:1"),
+            "hccp.vnic_by_super_device_id_failed");
+  EXPECT_EQ(FirstKb("[ERROR] TEFUSION(3536113,python):2023-07-14-20:35:57.663.954 "
+                    "[fusion_op.cc:858]3774464 ReportBuildErrMessage Compile op[Slice] failed, "
+                    "oppath[/usr/local/Ascend/opp/slice.py]"),
+            "framework.op_compile_failed");
+  EXPECT_EQ(FirstKb("[ERROR] GE(39944,demo):2021-11-18-01:09:39.723.315 [infershape_pass.cc:42]39944 "
+                    "Run: ErrorNo: 1343242270(Prepare Graph infershape failed) "
+                    "[COMP][PRE_OPT]infershape failed. node: op_3"),
+            "framework.graph_build_failed");
+  // A client's source address that cannot be bound (error 99): the address is named.
+  auto f = Verdicts(
+      "[ERROR] HCCP(13854,python3):2023-09-04-14:37:34.444.964 [rs_socket.c:1124]tid:21717,"
+      "rs_connect_bind_client(1124) : client bind fail! IP:fe80::4b79:e6c9:31eb:f019, sock:530, "
+      "ret:-1, error:99\n");
+  ASSERT_FALSE(f.empty());
+  EXPECT_EQ(f[0].fault, "port_in_use");
+  EXPECT_NE(f[0].title.find("fe80::4b79:e6c9:31eb:f019"), std::string::npos) << f[0].title;
+}
+
 TEST(EvidenceVerdict, NothingRecognisedIsNoVerdict) {
   auto f = Verdicts("INFO 06-12 12:00:00 [worker.py:3] loading weights\nall good\n");
   EXPECT_TRUE(f.empty());

@@ -34,8 +34,13 @@ void RuleLink(Ctx* cx) {
     Finding f;
     f.fault = "port_in_use";
     f.code = "EI0019";
-    f.title = fmt::format("Listen port {} could not be bound{}", port >= 0 ? std::to_string(port) : "?",
-                          ip.empty() ? "" : " on " + ip);
+    // A bind without a port (a client's source address, "client bind fail! IP:..."): the
+    // address is what could not be bound.
+    f.title = port < 0 && !ip.empty()
+                  ? fmt::format("Address {} could not be bound", ip)
+                  : fmt::format("Listen port {} could not be bound{}",
+                                port >= 0 ? std::to_string(port) : "?",
+                                ip.empty() ? "" : " on " + ip);
     f.summary = fmt::format("The process could not listen on {}:{}: the port is taken (often a leftover "
                             "process of an earlier run, or two jobs on one host) or the IP is not local.",
                             ip.empty() ? "?" : ip, port >= 0 ? std::to_string(port) : "?");
