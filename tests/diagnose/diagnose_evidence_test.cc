@@ -282,6 +282,20 @@ TEST(EvidenceVerdict, PlogLinesOfSetupAndBuildFailures) {
   EXPECT_NE(f[0].title.find("fe80::4b79:e6c9:31eb:f019"), std::string::npos) << f[0].title;
 }
 
+TEST(EvidenceVerdict, ARuleNamesTheRankItsProcessSaysItIs) {
+  // vllm-project/vllm-ascend#4725: the listen failure's process says in its init line that it is
+  // rank 4.
+  auto f = Verdicts(
+      "[ERROR] HCCL(60570,):2025-12-04-14:46:07.911.312 [hccl_socket.cc:106] [60570][HcclSocket]"
+      "[Listen] socket type[0], listen on ip[192.2.2.195] and specific port[16666] fail.\n"
+      "[ERROR] HCCL(60570,):2025-12-04-14:46:07.911.330 [op_base.cc:1]"
+      " [60570][InitCommRootInfo]Init failed, return[0x0000000005000007], rankNum[8], rank[4], "
+      "rootInfo identifier[10.0.0.1%eth0_60000_0_1], server[10.0.0.1], device[0]\n");
+  ASSERT_FALSE(f.empty());
+  EXPECT_EQ(f[0].fault, "port_in_use");
+  EXPECT_TRUE(Names(f[0], 4, "root cause"));
+}
+
 TEST(EvidenceVerdict, NothingRecognisedIsNoVerdict) {
   auto f = Verdicts("INFO 06-12 12:00:00 [worker.py:3] loading weights\nall good\n");
   EXPECT_TRUE(f.empty());

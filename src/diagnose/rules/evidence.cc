@@ -8,6 +8,7 @@
 #include <set>
 
 #include "common/knowledge_base.h"
+#include "diagnose/rules/rule_context.h"
 #include "diagnose/scanner.h"
 
 namespace vigil::diagnose {
@@ -89,21 +90,6 @@ bool Explains(const kb::KnowledgeBase& base, const std::string& from, const std:
 }
 
 // The rank of each process, from the launcher prefixes and rank fields of its lines.
-std::map<int64_t, int64_t> ProcRanks(const Job& job) {
-  std::map<int64_t, std::map<int64_t, int>> votes;
-  for (const Event& e : job.events) {
-    if (e.proc < 0) continue;
-    if (e.launcher_rank >= 0) votes[e.proc][e.launcher_rank] += 2;
-    else if (e.kind == EventKind::kKb && e.rank >= 0) votes[e.proc][e.rank] += 1;
-  }
-  std::map<int64_t, int64_t> out;
-  for (const auto& [proc, v] : votes) {
-    auto best = std::max_element(v.begin(), v.end(), [](auto& a, auto& b) { return a.second < b.second; });
-    out[proc] = best->first;
-  }
-  return out;
-}
-
 int64_t ReporterRank(const Job& job, const Event& e, const std::map<int64_t, int64_t>& proc_rank) {
   if (e.launcher_rank >= 0) return e.launcher_rank;
   if (e.rank >= 0) return e.rank;
@@ -237,7 +223,7 @@ void LendRanksWithinABlock(std::vector<Obs>* obs) {
 
 void RuleEvidence(const Job& job, std::vector<Finding>* findings) {
   const kb::KnowledgeBase& base = kb::Get();
-  std::map<int64_t, int64_t> proc_rank = ProcRanks(job);
+  std::map<int64_t, int64_t> proc_rank = rules::ProcRanks(job);
   std::vector<Obs> obs;
   std::set<std::pair<std::string, int64_t>> seen;
   for (const Event& e : job.events) {

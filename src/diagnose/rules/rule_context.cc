@@ -4,7 +4,9 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cctype>
+#include <map>
 
 #include "common/knowledge_base.h"
 
@@ -60,6 +62,21 @@ std::string RankList(const std::vector<int64_t>& ranks) {
   std::string s;
   for (size_t i = 0; i < ranks.size(); ++i) s += (i ? ", " : "") + std::to_string(ranks[i]);
   return s;
+}
+
+std::map<int64_t, int64_t> ProcRanks(const Job& job) {
+  std::map<int64_t, std::map<int64_t, int>> votes;
+  for (const Event& e : job.events) {
+    if (e.proc < 0) continue;
+    if (e.launcher_rank >= 0) votes[e.proc][e.launcher_rank] += 2;
+    else if (e.kind == EventKind::kKb && e.rank >= 0) votes[e.proc][e.rank] += 1;
+  }
+  std::map<int64_t, int64_t> out;
+  for (const auto& [proc, v] : votes) {
+    auto best = std::max_element(v.begin(), v.end(), [](auto& a, auto& b) { return a.second < b.second; });
+    out[proc] = best->first;
+  }
+  return out;
 }
 
 int64_t RankInLargestComm(const Job& job, int64_t proc, std::string* group) {

@@ -6,6 +6,7 @@
 
 #include <cstdint>
 #include <initializer_list>
+#include <map>
 #include <set>
 #include <string>
 #include <string_view>
@@ -19,10 +20,15 @@ namespace vigil::diagnose::rules {
 inline constexpr Micros kSec = 1000000;
 inline constexpr size_t kMaxEvidence = 10;
 
+// Each process's rank as its lines say it (a launcher prefix counts twice a rank a message
+// names), by vote: process index -> rank.
+std::map<int64_t, int64_t> ProcRanks(const Job& job);
+
 class Ctx {
  public:
-  explicit Ctx(const Job& job) : job(job) {}
+  explicit Ctx(const Job& job) : job(job), proc_ranks(ProcRanks(job)) {}
   const Job& job;
+  const std::map<int64_t, int64_t> proc_ranks;
   std::vector<Finding> out;
   std::set<std::string> late_entry_comms;  // comms where RuleLateEntry named a late rank
 
@@ -47,6 +53,10 @@ class Ctx {
         }
       }
       if (r.uid.empty() && !r.host.empty() && r.device >= 0) r.uid = fmt::format("{}/{}", r.host, r.device);
+      if (r.rank < 0 && group.empty()) {
+        auto it = proc_ranks.find(proc);
+        if (it != proc_ranks.end()) r.rank = it->second;
+      }
     }
     return r;
   }
