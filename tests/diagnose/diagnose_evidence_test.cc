@@ -296,6 +296,33 @@ TEST(EvidenceVerdict, ARuleNamesTheRankItsProcessSaysItIs) {
   EXPECT_TRUE(Names(f[0], 4, "root cause"));
 }
 
+TEST(EvidenceVerdict, InterleavedWorkersLendNoRank) {
+  // vllm-project/vllm-ascend#10720: two workers' CANN blocks interleaved, rank 3's watchdog
+  // line below them; worker TP2's fault must not become rank 3's.
+  auto f = Verdicts(
+      "(Worker_TP3 pid=26762) ERROR 06-23 17:20:43 [multiproc_executor.py:962] E39999[PID: 26762] "
+      "2026-06-23-17:20:43.940.189 (E39999):  Kernel task happen error, retCode=0x2a, "
+      "[aicpu exception].[FUNC:PreCheckTaskErr]\n"
+      "(Worker_TP2 pid=26716) ERROR 06-23 17:20:43 [multiproc_executor.py:962] E39999[PID: 26716] "
+      "2026-06-23-17:20:43.939.759 (E39999):  Kernel task happen error, retCode=0x2a, "
+      "[aicpu exception].[FUNC:PreCheckTaskErr]\n"
+      "[rank3]:[E623 17:20:44.503368705 ProcessGroupHCCL.cpp:1869] [Rank 3] HCCL watchdog thread "
+      "terminated with exception: \n");
+  ASSERT_FALSE(f.empty());
+  for (const RankRef& r : f[0].ranks) {
+    if (r.pid == 26716) {
+      EXPECT_NE(r.rank, 3) << f[0].title;
+    }
+  }
+}
+
+TEST(EvidenceVerdict, ASegfaultReportedByTheMpiLauncher) {
+  // mindspore-lab/mindyolo#242, #238: OpenMPI's signal handler prints the crash.
+  EXPECT_EQ(FirstKb("[m2301007135:374576] Signal: Segmentation fault (11)"),
+            "framework.python_segfault");
+  EXPECT_EQ(FirstKb("[notebook-2a7f:3436928] Failing at address: 0xb8"), "framework.python_segfault");
+}
+
 TEST(EvidenceVerdict, NothingRecognisedIsNoVerdict) {
   auto f = Verdicts("INFO 06-12 12:00:00 [worker.py:3] loading weights\nall good\n");
   EXPECT_TRUE(f.empty());

@@ -187,17 +187,30 @@ constexpr uint64_t kBlockLines = 20;
 // prefix on the first line of a CANN block, the block's next lines bare): the report is that
 // rank's, when the lines around it name one rank only and no other process. Observations that
 // become the same entry and rank keep the earliest.
-void LendRanksWithinABlock(std::vector<Obs>* obs) {
+void LendRanksWithinABlock(const Job& job, std::vector<Obs>* obs) {
+  auto near = [](const Event& x, const Event& y) {
+    const uint64_t a = x.loc.line, b = y.loc.line;
+    return x.loc.file == y.loc.file && (a > b ? a - b : b - a) <= kBlockLines;
+  };
   bool lent = false;
   for (Obs& o : *obs) {
     if (o.rank >= 0) continue;
+    // Another process's lines among them (interleaved workers): the block is not one report.
+    bool mixed = false;
+    for (const Event& e : job.events) {
+      if (o.ev->pid >= 0 && e.pid >= 0 && e.pid != o.ev->pid && near(e, *o.ev)) {
+        mixed = true;
+        break;
+      }
+    }
+    if (mixed) continue;
     int64_t rank = -1;
     bool one = true;
     for (const Obs& p : *obs) {
-      if (p.rank < 0 || p.ev->loc.file != o.ev->loc.file) continue;
-      const uint64_t a = p.ev->loc.line, b = o.ev->loc.line;
-      if ((a > b ? a - b : b - a) > kBlockLines) continue;
-      if (p.ev->pid >= 0 && o.ev->pid >= 0 && p.ev->pid != o.ev->pid) continue;
+      if (!near(*p.ev, *o.ev) || (p.ev->pid >= 0 && o.ev->pid >= 0 && p.ev->pid != o.ev->pid)) {
+        continue;
+      }
+      if (p.rank < 0) continue;
       one = one && (rank < 0 || rank == p.rank);
       rank = p.rank;
     }
@@ -252,7 +265,7 @@ void RuleEvidence(const Job& job, std::vector<Finding>* findings) {
     obs.push_back(o);
   }
   if (obs.empty()) return;
-  LendRanksWithinABlock(&obs);
+  LendRanksWithinABlock(job, &obs);
 
   std::vector<Obs> causes, eithers, weak, symptoms;
   for (const Obs& o : obs) {
