@@ -268,9 +268,9 @@ TEST(EvidenceVerdict, PlogLinesOfSetupAndBuildFailures) {
                     "[fusion_op.cc:858]3774464 ReportBuildErrMessage Compile op[Slice] failed, "
                     "oppath[/usr/local/Ascend/opp/slice.py]"),
             "framework.op_compile_failed");
-  EXPECT_EQ(FirstKb("[ERROR] GE(39944,demo):2021-11-18-01:09:39.723.315 [infershape_pass.cc:42]39944 "
-                    "Run: ErrorNo: 1343242270(Prepare Graph infershape failed) "
-                    "[COMP][PRE_OPT]infershape failed. node: op_3"),
+  EXPECT_EQ(FirstKb("[ERROR] GE(39944,demo):2021-11-18-01:09:39.723.315 "
+                    "[infershape_pass.cc:42]39944 Run: ErrorNo: 1343242270(Prepare Graph "
+                    "infershape failed) [COMP][PRE_OPT]infershape failed. node: op_3"),
             "framework.graph_build_failed");
   // A client's source address that cannot be bound (error 99): the address is named.
   auto f = Verdicts(
@@ -320,7 +320,8 @@ TEST(EvidenceVerdict, ASegfaultReportedByTheMpiLauncher) {
   // mindspore-lab/mindyolo#242, #238: OpenMPI's signal handler prints the crash.
   EXPECT_EQ(FirstKb("[m2301007135:374576] Signal: Segmentation fault (11)"),
             "framework.python_segfault");
-  EXPECT_EQ(FirstKb("[notebook-2a7f:3436928] Failing at address: 0xb8"), "framework.python_segfault");
+  EXPECT_EQ(FirstKb("[notebook-2a7f:3436928] Failing at address: 0xb8"),
+            "framework.python_segfault");
 }
 
 TEST(EvidenceVerdict, NothingRecognisedIsNoVerdict) {

@@ -73,7 +73,8 @@ std::map<int64_t, int64_t> ProcRanks(const Job& job) {
   }
   std::map<int64_t, int64_t> out;
   for (const auto& [proc, v] : votes) {
-    auto best = std::max_element(v.begin(), v.end(), [](auto& a, auto& b) { return a.second < b.second; });
+    auto best = std::max_element(v.begin(), v.end(),
+                                 [](auto& a, auto& b) { return a.second < b.second; });
     out[proc] = best->first;
   }
   return out;
