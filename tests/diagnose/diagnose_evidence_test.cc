@@ -324,6 +324,23 @@ TEST(EvidenceVerdict, ASegfaultReportedByTheMpiLauncher) {
             "framework.python_segfault");
 }
 
+TEST(EvidenceVerdict, FormsOfMc2OperatorsAndRdma) {
+  // vllm-project/vllm-ascend#16835: newer CANN names the expert-parallel buffer.
+  EXPECT_EQ(FirstKb("HCCL_BUFFSIZE_EP is too SMALL, maxBs = 64, h = 6144, need 600MB, "
+                    "HCCL_BUFFSIZE=256MB.[FUNC:CheckActualWinSize]"),
+            "framework.hccl_buffsize_too_small");
+  // sgl-project/sgl-kernel-npu#238, vllm-project/vllm-ascend#4051: MC2 operators' tiling.
+  EXPECT_EQ(FirstKb("[ERROR][MoeDistributeDispatchV2] MoeDistributeDispatchV2 set tiling data "
+                    "failed."),
+            "framework.op_tiling_failed");
+  EXPECT_EQ(FirstKb("(Worker_TP2_EP2 pid=3412) MoeDistributeDispatchV2 do tiling failed, "
+                    "ret is -1."),
+            "framework.op_tiling_failed");
+  // uccl-project/uccl#799: an ibverbs completion after the NIC's retries ran out.
+  EXPECT_EQ(FirstKb("CQE ERROR on qp 0x1c2, status=12(transport retry counter exceeded)"),
+            "network.rdma_retry_exceeded");
+}
+
 TEST(EvidenceVerdict, NothingRecognisedIsNoVerdict) {
   auto f = Verdicts("INFO 06-12 12:00:00 [worker.py:3] loading weights\nall good\n");
   EXPECT_TRUE(f.empty());
