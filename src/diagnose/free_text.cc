@@ -17,24 +17,6 @@ constexpr size_t kFrames = FreeTextReader::kFrames;
 constexpr uint64_t kFrameReach = FreeTextReader::kFrameReach;
 constexpr uint64_t kExceptionReach = 4;  // lines after the last frame where its exception is
 
-// Copies s without ANSI escape sequences (ESC '[' ... final byte; other ESC pairs).
-void StripAnsi(std::string_view s, std::string* out) {
-  out->clear();
-  out->reserve(s.size());
-  for (size_t i = 0; i < s.size(); ++i) {
-    if (s[i] != '\x1b') {
-      out->push_back(s[i]);
-      continue;
-    }
-    if (i + 1 < s.size() && s[i + 1] == '[') {
-      i += 2;
-      while (i < s.size() && !(s[i] >= 0x40 && s[i] <= 0x7e)) ++i;
-    } else {
-      ++i;
-    }
-  }
-}
-
 // A Python traceback frame: `File "/x/y.py", line 12, in fn` (after any prefix).
 bool IsFrame(std::string_view s, std::string_view* frame) {
   size_t k = s.find("File \"");

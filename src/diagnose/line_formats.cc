@@ -33,6 +33,9 @@ struct Row {
   int rank = -1, pid = -1, ip = -1, device = -1, time = -1, proc = -1;
   int code = -1, title = -1, msg = -1;
   int groups = 0;
+  // What it says fills only what no other prefix of the line says ("weak": a job step's task
+  // label, which is a rank only when each task is one).
+  bool weak = false;
 };
 
 bool Compile(const nlohmann::json& j, Row* row, std::vector<std::string>* errors) {
@@ -49,6 +52,7 @@ bool Compile(const nlohmann::json& j, Row* row, std::vector<std::string>* errors
     return false;
   }
   row->groups = row->re->NumberOfCapturingGroups();
+  row->weak = j.contains("weak") && j["weak"].is_boolean() && j["weak"].get<bool>();
   for (const auto& [name, index] : row->re->NamedCapturingGroups()) {
     if (name == "rank") row->rank = index;
     else if (name == "pid") row->pid = index;
@@ -138,6 +142,14 @@ std::string_view LineFormats::StripPrefixes(std::string_view line, LineContext* 
 }
 
 std::string_view LineFormats::StripPrefixesOnly(std::string_view line, LineContext* ctx) const {
+  LineContext weak;
+  std::string_view rest = StripRows(line, ctx, &weak);
+  ctx->Merge(weak);
+  return rest;
+}
+
+std::string_view LineFormats::StripRows(std::string_view line, LineContext* ctx,
+                                        LineContext* weak) const {
   re2::StringPiece m[16];
   for (int round = 0; round < 8; ++round) {
     while (!line.empty() && (line.front() == ' ' || line.front() == '\t')) line.remove_prefix(1);
@@ -158,7 +170,7 @@ std::string_view LineFormats::StripPrefixesOnly(std::string_view line, LineConte
       std::string_view t = View(m, row.time);
       if (!t.empty()) c.time = ParseLineTime(t);
       // The outermost prefix is the launcher's: it wins over what inner ones say.
-      ctx->Merge(c);
+      (row.weak ? weak : ctx)->Merge(c);
       line.remove_prefix(m[0].size());
       stripped = true;
       break;

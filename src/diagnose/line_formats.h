@@ -55,6 +55,7 @@ class LineFormats {
  private:
   LineFormats();
   std::string_view StripPrefixesOnly(std::string_view line, LineContext* ctx) const;
+  std::string_view StripRows(std::string_view line, LineContext* ctx, LineContext* weak) const;
   struct Impl;
   Impl* impl_;
 };

@@ -21,6 +21,7 @@
 #include "diagnose/free_text.h"
 #include "diagnose/line_parser.h"
 #include "diagnose/piece_context.h"
+#include "diagnose/text_util.h"
 #include "diagnose/walker.h"
 
 #if defined(VIGIL_HAVE_ZLIB)
@@ -52,6 +53,17 @@ class FileParser {
     ++out_->lines;
     ++line_no_;
     if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
+    // A file saved by an editor that marks UTF-8 (a byte-order mark before its first line).
+    if (offset == 0 && line.starts_with("\xEF\xBB\xBF")) {
+      line.remove_prefix(3);
+      offset = 3;
+    }
+    // A console's colours (a log captured from a terminal): read what it shows. The records of
+    // such a line take offsets within the line as shown, near enough to find it again.
+    if (line.find('\x1b') != std::string_view::npos) {
+      StripAnsi(line, &shown_);
+      line = shown_;
+    }
     const int slot = rp_.HeaderSlot(line);
     if (slot >= 0 || (IsRecordStart(line) && !line.starts_with("[PID:"))) {
       Records(line, offset, slot);
@@ -330,6 +342,7 @@ class FileParser {
   int64_t last_pid_ = -1;
   ProcessSeen* last_ps_ = nullptr;
   uint64_t line_no_ = 0;
+  std::string shown_;  // the line being parsed without its terminal escapes, when it had some
   size_t error_events_ = 0;
   std::map<std::pair<int64_t, std::string>, size_t> comm_index_;
   size_t last_comm_ = SIZE_MAX;

@@ -317,4 +317,22 @@ std::string Printable(std::string_view s, size_t max_len) {
   return out;
 }
 
+// ESC '[' parameters and a final byte (a colour, a cursor move); ESC and one byte otherwise.
+void StripAnsi(std::string_view s, std::string* out) {
+  out->clear();
+  out->reserve(s.size());
+  for (size_t i = 0; i < s.size(); ++i) {
+    if (s[i] != '\x1b') {
+      out->push_back(s[i]);
+      continue;
+    }
+    if (i + 1 < s.size() && s[i + 1] == '[') {
+      i += 2;
+      while (i < s.size() && !(s[i] >= 0x40 && s[i] <= 0x7e)) ++i;
+    } else {
+      ++i;
+    }
+  }
+}
+
 }  // namespace vigil::diagnose

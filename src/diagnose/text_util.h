@@ -51,6 +51,8 @@ void ForEachField(std::string_view s, Fn&& fn) {
 }
 
 std::optional<int64_t> ToInt(std::string_view s);      // decimal, optional sign, trims spaces
+// Copies s without ANSI escape sequences (terminal colours): what a coloured console shows.
+void StripAnsi(std::string_view s, std::string* out);
 std::optional<uint64_t> ToHex(std::string_view s);     // "0x12c0c0013000" or bare hex
 std::optional<int64_t> FieldInt(std::string_view s, std::string_view key);
 std::string_view Trim(std::string_view s);

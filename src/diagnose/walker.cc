@@ -210,6 +210,8 @@ class Walker {
 bool LooksLikeLog(const std::string& path) {
   fs::path p(path);
   std::string name = p.filename().string();
+  // A compressed log is its uncompressed name's ("npu_log.txt.gz").
+  if (HasSuffix(name, ".gz") && name.size() > 3) name.resize(name.size() - 3);
   if (HasSuffix(name, ".log") || HasSuffix(name, ".txt") || HasSuffix(name, ".json") ||
       HasSuffix(name, ".out") || HasSuffix(name, ".err"))
     return true;
