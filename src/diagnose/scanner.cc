@@ -58,8 +58,10 @@ class FileParser {
       line.remove_prefix(3);
       offset = 3;
     }
+    // A container runtime's JSON line (docker's json-file): the line it logged.
+    if (line.starts_with("{\"log\":\"") && UnwrapJsonLog(line, &unwrapped_)) line = unwrapped_;
     // A console's colours (a log captured from a terminal): read what it shows. The records of
-    // such a line take offsets within the line as shown, near enough to find it again.
+    // such lines take offsets within the line as shown, near enough to find it again.
     if (line.find('\x1b') != std::string_view::npos) {
       StripAnsi(line, &shown_);
       line = shown_;
@@ -343,6 +345,7 @@ class FileParser {
   ProcessSeen* last_ps_ = nullptr;
   uint64_t line_no_ = 0;
   std::string shown_;  // the line being parsed without its terminal escapes, when it had some
+  std::string unwrapped_;  // the line being parsed out of its JSON wrapper, when it had one
   size_t error_events_ = 0;
   std::map<std::pair<int64_t, std::string>, size_t> comm_index_;
   size_t last_comm_ = SIZE_MAX;

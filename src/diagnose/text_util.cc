@@ -335,4 +335,46 @@ void StripAnsi(std::string_view s, std::string* out) {
   }
 }
 
+bool UnwrapJsonLog(std::string_view line, std::string* out) {
+  constexpr std::string_view kHead = "{\"log\":\"";
+  if (!line.starts_with(kHead)) return false;
+  out->clear();
+  for (size_t i = kHead.size(); i < line.size(); ++i) {
+    const char c = line[i];
+    if (c == '"') {
+      while (!out->empty() && (out->back() == '\n' || out->back() == '\r')) out->pop_back();
+      return true;
+    }
+    if (c != '\\') {
+      out->push_back(c);
+      continue;
+    }
+    if (++i >= line.size()) return false;
+    switch (line[i]) {
+      case 'n': out->push_back('\n'); break;
+      case 'r': out->push_back('\r'); break;
+      case 't': out->push_back('\t'); break;
+      case 'b': case 'f': break;
+      case 'u': {
+        // \u00XX: the byte (escaped control characters, an ESC of a colour); others as '?'.
+        if (i + 4 >= line.size()) return false;
+        const std::string_view hex = line.substr(i + 1, 4);
+        i += 4;
+        unsigned v = 0;
+        for (char h : hex) {
+          v <<= 4;
+          if (h >= '0' && h <= '9') v |= static_cast<unsigned>(h - '0');
+          else if (h >= 'a' && h <= 'f') v |= static_cast<unsigned>(h - 'a' + 10);
+          else if (h >= 'A' && h <= 'F') v |= static_cast<unsigned>(h - 'A' + 10);
+          else return false;
+        }
+        out->push_back(v < 0x80 ? static_cast<char>(v) : '?');
+        break;
+      }
+      default: out->push_back(line[i]);  // \" \\ \/
+    }
+  }
+  return false;  // no closing quote: not such a line
+}
+
 }  // namespace vigil::diagnose

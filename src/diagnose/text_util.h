@@ -53,6 +53,9 @@ void ForEachField(std::string_view s, Fn&& fn) {
 std::optional<int64_t> ToInt(std::string_view s);      // decimal, optional sign, trims spaces
 // Copies s without ANSI escape sequences (terminal colours): what a coloured console shows.
 void StripAnsi(std::string_view s, std::string* out);
+// A container runtime's JSON log line ({"log":"text\n","stream":"stderr","time":"..."}): its
+// text, unescaped, without the trailing newline. False when the line is not one.
+bool UnwrapJsonLog(std::string_view line, std::string* out);
 std::optional<uint64_t> ToHex(std::string_view s);     // "0x12c0c0013000" or bare hex
 std::optional<int64_t> FieldInt(std::string_view s, std::string_view key);
 std::string_view Trim(std::string_view s);

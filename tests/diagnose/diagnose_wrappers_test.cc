@@ -7,6 +7,7 @@
 
 #include "diagnose/diagnose.h"
 #include "diagnose/scanner.h"
+#include "diagnose/text_util.h"
 #include "diagnose/walker.h"
 
 namespace vigil::diagnose {
@@ -37,6 +38,18 @@ TEST(DiagnoseWrappers, TheVerdictOfTheBareLinesSurvivesThem) {
   EXPECT_EQ(FirstTitle("\x1b[31m[ERROR]\x1b[0m" + kListen.substr(7)), bare);  // colours
   EXPECT_EQ(FirstTitle("Jan 02 03:04:05 " + kListen), bare);              // ts
   EXPECT_EQ(FirstTitle("Jan 02 03:04:05.123456 " + kListen), bare);
+  // docker's json-file: the line JSON-escaped, its newline inside the string.
+  std::string json = "{\"log\":\"" + kListen.substr(0, kListen.size() - 1) +
+                     "\\n\",\"stream\":\"stderr\",\"time\":\"2025-12-04T14:46:07.9Z\"}\n";
+  EXPECT_EQ(FirstTitle(json), bare) << json;
+}
+
+TEST(DiagnoseWrappers, AJsonLogLineIsUnescaped) {
+  std::string text;
+  ASSERT_TRUE(UnwrapJsonLog(R"({"log":"a \"b\" \\ c\u001b[0m\td\n","stream":"stderr"})", &text));
+  EXPECT_EQ(text, "a \"b\" \\ c\x1b[0m\td");
+  EXPECT_FALSE(UnwrapJsonLog(R"({"log":"cut off)", &text));
+  EXPECT_FALSE(UnwrapJsonLog(R"({"msg":"x"})", &text));
 }
 
 TEST(DiagnoseWrappers, AColouredCodeIsStillTheCode) {
