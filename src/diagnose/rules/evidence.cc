@@ -89,7 +89,6 @@ bool Explains(const kb::KnowledgeBase& base, const std::string& from, const std:
   return false;
 }
 
-// The rank of each process, from the launcher prefixes and rank fields of its lines.
 int64_t ReporterRank(const Job& job, const Event& e, const std::map<int64_t, int64_t>& proc_rank) {
   if (e.launcher_rank >= 0) return e.launcher_rank;
   if (e.rank >= 0) return e.rank;
@@ -192,15 +191,29 @@ void LendRanksWithinABlock(const Job& job, std::vector<Obs>* obs) {
     const uint64_t a = x.loc.line, b = y.loc.line;
     return x.loc.file == y.loc.file && (a > b ? a - b : b - a) <= kBlockLines;
   };
+  // Each file's lines that name their process, in line order (only when some line needs them).
+  std::map<uint32_t, std::vector<std::pair<uint64_t, int64_t>>> pids;
+  for (const Obs& o : *obs) {
+    if (o.rank >= 0 || o.ev->pid < 0) continue;
+    for (const Event& e : job.events) {
+      if (e.pid >= 0) pids[e.loc.file].emplace_back(e.loc.line, e.pid);
+    }
+    for (auto& [file, lines] : pids) std::sort(lines.begin(), lines.end());
+    break;
+  }
   bool lent = false;
   for (Obs& o : *obs) {
     if (o.rank >= 0) continue;
     // Another process's lines among them (interleaved workers): the block is not one report.
     bool mixed = false;
-    for (const Event& e : job.events) {
-      if (o.ev->pid >= 0 && e.pid >= 0 && e.pid != o.ev->pid && near(e, *o.ev)) {
-        mixed = true;
-        break;
+    if (o.ev->pid >= 0) {
+      const auto& lines = pids[o.ev->loc.file];
+      const uint64_t line = o.ev->loc.line;
+      auto it = std::lower_bound(lines.begin(), lines.end(),
+                                 std::make_pair(line > kBlockLines ? line - kBlockLines : 0,
+                                                std::numeric_limits<int64_t>::min()));
+      for (; it != lines.end() && it->first <= line + kBlockLines && !mixed; ++it) {
+        mixed = it->second != o.ev->pid;
       }
     }
     if (mixed) continue;
@@ -322,8 +335,8 @@ void RuleEvidence(const Job& job, std::vector<Finding>* findings) {
     // the peer, and so is one about the other end of a link (kb "about": "peer") even when the
     // line does not name it; everything else is about the rank that printed it.
     int64_t subject =
-        e.cls == "process" && (root->peer >= 0 || e.about_peer) ? root->peer : root->rank;
-    if (e.cls == "process" && subject < 0) {
+        (e.cls == "process" && root->peer >= 0) || e.about_peer ? root->peer : root->rank;
+    if ((e.cls == "process" || e.about_peer) && subject < 0) {
       // A lost or stuck rank the line does not name: the peer the timeouts waited on.
       std::map<int64_t, int> peers;
       for (const Obs& s : symptoms)
