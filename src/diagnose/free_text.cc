@@ -15,7 +15,10 @@ namespace {
 
 constexpr size_t kFrames = FreeTextReader::kFrames;
 constexpr uint64_t kFrameReach = FreeTextReader::kFrameReach;
-constexpr uint64_t kExceptionReach = 4;  // lines after the last frame where its exception is
+// Lines after the last frame where its exception is: the frame's code line and Python 3.11's
+// caret lines take up to three, and other ranks' output interleaves with a rank's traceback on
+// a shared console (two foreign lines lost the exception of LMCache/LMCache-Ascend#184 at 4).
+constexpr uint64_t kExceptionReach = 8;
 
 // A Python traceback frame: `File "/x/y.py", line 12, in fn` (after any prefix).
 bool IsFrame(std::string_view s, std::string_view* frame) {

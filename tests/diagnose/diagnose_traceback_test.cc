@@ -51,6 +51,22 @@ TEST(Traceback, UnknownExceptionEndingATracebackIsAnEvent) {
   EXPECT_TRUE(WithKb("ValueError: bad sample in shard 7\n", "python.uncaught_exception").empty());
 }
 
+TEST(Traceback, OtherOutputBetweenTheFramesAndTheExceptionKeepsIt) {
+  // Another rank's lines between the last frame and its exception (a shared console).
+  const std::string tb =
+      "Traceback (most recent call last):\n"
+      "  File \"/w/lmcache_ascend/v1/transfer.py\", line 88, in __init__\n"
+      "    mem_handle = hccl_agent.register_mem(buffer_ptr, buffer_size)\n"
+      "                 ^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^\n"
+      "(Worker_TP1 pid=74488) INFO 03-01 20:55:34 [worker.py:12] loading\n"
+      "(Worker_TP1 pid=74488) INFO 03-01 20:55:34 [worker.py:13] still loading\n"
+      "RuntimeError: Failed to register memory | HCCL Error Code: 19\n";
+  std::vector<Event> ev = WithKb(tb, "python.uncaught_exception");
+  ASSERT_EQ(ev.size(), 1u);
+  EXPECT_EQ(ev[0].status, "RuntimeError");
+  EXPECT_NE(ev[0].context.find("transfer.py"), std::string::npos) << ev[0].context;
+}
+
 // A large file is read in pieces split at line starts (ParseTextInPieces, as the scanner does):
 // a traceback whose frames end one piece and whose exception line starts the next still gives
 // the exception its frames as context and its event, as one pass over the file does. Every cut
