@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include "common/knowledge_base.h"
+#include "diagnose/line_formats.h"
 #include "diagnose/text_util.h"
 
 namespace vigil::diagnose {
@@ -86,9 +87,17 @@ std::string SignalName(int64_t n) {
   }
 }
 
+// The line without a launcher's or logger's prefix ("worker-1  | ", a kubectl timestamp): looked
+// for only inside a summary and on lines that may open one, so other lines cost nothing.
+std::string_view ElasticSummary::Body(std::string_view line) const {
+  if (!in_block_ && line.find("Failures:") == std::string_view::npos) return line;
+  LineContext ctx;
+  return LineFormats::Get().StripPrefixes(line, &ctx);
+}
+
 bool ElasticSummary::Member(std::string_view line) {
   std::string_view key, value;
-  switch (ShapeOf(line, in_block_, &key, &value)) {
+  switch (ShapeOf(Body(line), in_block_, &key, &value)) {
     case Shape::kRootHeader:
     case Shape::kFailuresHeader:
       in_block_ = true;
@@ -147,7 +156,7 @@ void ElasticSummary::Flush(std::vector<Event>* out) { Close(out); }
 
 void ElasticSummary::Read(std::string_view line, const Loc& loc, std::vector<Event>* out) {
   std::string_view key, value;
-  switch (ShapeOf(line, true, &key, &value)) {
+  switch (ShapeOf(Body(line), true, &key, &value)) {
     case Shape::kRootHeader:
       Close(out);
       section_ = Section::kRoot;

@@ -41,6 +41,7 @@ class ElasticSummary {
   void Flush(std::vector<Event>* out);
 
  private:
+  std::string_view Body(std::string_view line) const;
   enum class Section { kNone, kFailures, kRoot };
   struct Entry {
     bool open = false;

@@ -85,6 +85,22 @@ TEST(ElasticSummary, CutSummaryOfAnAscendJob) {
   EXPECT_TRUE(sigkill && sigterm && exit1) << RenderText(r, true);
 }
 
+TEST(ElasticSummary, ASummaryBehindALauncherPrefixIsRead) {
+  // The same summary as docker compose shows it ("worker-1  | ") and with kubectl's stamps.
+  for (const std::string prefix : {"worker-1  | ", "2025-11-24T09:05:40.123456789Z "}) {
+    std::string text;
+    for (size_t at = 0; at < std::string(kAbort).size();) {
+      const size_t nl = std::string(kAbort).find('\n', at);
+      text += prefix + std::string(kAbort).substr(at, nl - at + 1);
+      at = nl + 1;
+    }
+    auto root = WithKb(ParseText(text, 0).events, "framework.torchrun_first_failure");
+    ASSERT_EQ(root.size(), 1u) << prefix;
+    EXPECT_EQ(root[0]->rank, 1) << prefix;
+    EXPECT_EQ(root[0]->status, "SIGABRT") << prefix;
+  }
+}
+
 TEST(ElasticSummary, OtherTextIsNotASummary) {
   std::vector<Event> ev = ParseText("  rank      : 3 (local_rank: 3)\n[1]:\n  exitcode  : 1 (pid: 7)\n", 0).events;
   EXPECT_TRUE(WithKb(ev, "framework.torchrun_first_failure").empty());
