@@ -341,6 +341,22 @@ TEST(EvidenceVerdict, FormsOfMc2OperatorsAndRdma) {
             "network.rdma_retry_exceeded");
 }
 
+TEST(EvidenceVerdict, OperatorPackageAndVersionForms) {
+  // vllm-project/vllm-ascend#811, ggml-org/llama.cpp#25040, #10108, microsoft/onnxruntime#26195.
+  EXPECT_EQ(FirstKb("EZ3002: [PID: 101] 2025-05-01-10:00:00.000.000 Optype [TransData] of Ops "
+                    "kernel [AIcoreEngine] is unsupported. Reason: not found in this op store."),
+            "EZ3002");
+  EXPECT_EQ(FirstKb("[PID: 7] 2025-05-01-10:00:00.000.000 AclNN_Inner_Error(EZ9999):  Do not find "
+                    "tiling func of RotaryPositionEmbedding!"),
+            "framework.op_tiling_missing");
+  EXPECT_EQ(FirstKb("EZ9999: 2024-10-31-12:08:42.276.420  The error from device(0), serial number "
+                    "is 3, there is an aivec error, core id is 0, error code = 0x10"),
+            "runtime.aivec_exception");
+  EXPECT_EQ(FirstKb("2025-09-29 06:21:38.967642262 [E:onnxruntime:Default, cann_call.cc:139 "
+                    "CannCall] CANN failure 500002: ACL_ERROR_GE_FAILURE ; NPU=0"),
+            "500002");
+}
+
 TEST(EvidenceVerdict, NothingRecognisedIsNoVerdict) {
   auto f = Verdicts("INFO 06-12 12:00:00 [worker.py:3] loading weights\nall good\n");
   EXPECT_TRUE(f.empty());
