@@ -41,9 +41,15 @@ void RuleLink(Ctx* cx) {
                   : fmt::format("Listen port {} could not be bound{}",
                                 port >= 0 ? std::to_string(port) : "?",
                                 ip.empty() ? "" : " on " + ip);
-    f.summary = fmt::format("The process could not listen on {}:{}: the port is taken (often a leftover "
-                            "process of an earlier run, or two jobs on one host) or the IP is not local.",
-                            ip.empty() ? "?" : ip, port >= 0 ? std::to_string(port) : "?");
+    f.summary =
+        port < 0 && !ip.empty()
+            ? fmt::format("The process could not bind a socket to {}: the address is not one of "
+                          "this host's (a NIC not configured, or another host's address named).",
+                          ip)
+            : fmt::format("The process could not listen on {}:{}: the port is taken (often a "
+                          "leftover process of an earlier run, or two jobs on one host) or the IP "
+                          "is not local.",
+                          ip.empty() ? "?" : ip, port >= 0 ? std::to_string(port) : "?");
     FromKb(&f);
     f.advice += " " + CatalogueAdvice("EI0019");
     f.confidence = "high";
