@@ -58,14 +58,9 @@ class FileParser {
       line.remove_prefix(3);
       offset = 3;
     }
-    // A container runtime's JSON line (docker's json-file): the line it logged.
-    if (line.starts_with("{\"log\":\"") && UnwrapJsonLog(line, &unwrapped_)) line = unwrapped_;
-    // A console's colours (a log captured from a terminal): read what it shows. The records of
-    // such lines take offsets within the line as shown, near enough to find it again.
-    if (line.find('\x1b') != std::string_view::npos) {
-      StripAnsi(line, &shown_);
-      line = shown_;
-    }
+    // Docker's JSON, a terminal's colours: the line as shown. Its records take offsets within
+    // the line as shown, near enough to find it again.
+    line = Unwrapped(line, &shown_);
     const int slot = rp_.HeaderSlot(line);
     if (slot >= 0 || (IsRecordStart(line) && !line.starts_with("[PID:"))) {
       Records(line, offset, slot);
@@ -344,8 +339,7 @@ class FileParser {
   int64_t last_pid_ = -1;
   ProcessSeen* last_ps_ = nullptr;
   uint64_t line_no_ = 0;
-  std::string shown_;  // the line being parsed without its terminal escapes, when it had some
-  std::string unwrapped_;  // the line being parsed out of its JSON wrapper, when it had one
+  std::string shown_;  // the line being parsed out of its wrappers, when it had some
   size_t error_events_ = 0;
   std::map<std::pair<int64_t, std::string>, size_t> comm_index_;
   size_t last_comm_ = SIZE_MAX;

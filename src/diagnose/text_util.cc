@@ -377,4 +377,13 @@ bool UnwrapJsonLog(std::string_view line, std::string* out) {
   return false;  // no closing quote: not such a line
 }
 
+std::string_view Unwrapped(std::string_view line, std::string* buf) {
+  if (line.starts_with("{\"log\":\"") && UnwrapJsonLog(line, buf)) line = *buf;
+  if (line.find('\x1b') == std::string_view::npos) return line;
+  std::string shown;
+  StripAnsi(line, &shown);
+  buf->swap(shown);
+  return *buf;
+}
+
 }  // namespace vigil::diagnose

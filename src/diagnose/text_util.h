@@ -56,6 +56,9 @@ void StripAnsi(std::string_view s, std::string* out);
 // A container runtime's JSON log line ({"log":"text\n","stream":"stderr","time":"..."}): its
 // text, unescaped, without the trailing newline. False when the line is not one.
 bool UnwrapJsonLog(std::string_view line, std::string* out);
+// What a log line shows without the wrappers a container runtime or a terminal put around it
+// (docker's JSON, colours): `line` itself when it has none, else a view of *buf.
+std::string_view Unwrapped(std::string_view line, std::string* buf);
 std::optional<uint64_t> ToHex(std::string_view s);     // "0x12c0c0013000" or bare hex
 std::optional<int64_t> FieldInt(std::string_view s, std::string_view key);
 std::string_view Trim(std::string_view s);

@@ -7,17 +7,10 @@
 
 #include "diagnose/diagnose.h"
 #include "diagnose/scanner.h"
+#include "verdicts.h"
 
 namespace vigil::diagnose {
 namespace {
-
-std::vector<Finding> Verdicts(const std::string& text) {
-  ScanResult scan;
-  scan.files.push_back({"<screen>", "node0", text.size()});
-  scan.results.push_back(ParseText(text, 0));
-  Job job = BuildJob(std::move(scan));
-  return ApplyRules(job);
-}
 
 std::string Fact(const Finding& f, const std::string& key) {
   for (const auto& [k, v] : f.facts)

@@ -9,17 +9,10 @@
 #include "diagnose/scanner.h"
 #include "diagnose/text_util.h"
 #include "diagnose/walker.h"
+#include "verdicts.h"
 
 namespace vigil::diagnose {
 namespace {
-
-std::vector<Finding> Verdicts(const std::string& text) {
-  ScanResult scan;
-  scan.files.push_back({"<screen>", "node0", text.size()});
-  scan.results.push_back(ParseText(text, 0));
-  Job job = BuildJob(std::move(scan));
-  return ApplyRules(job);
-}
 
 // vllm-project/vllm-ascend#4725's listen failure.
 const std::string kListen =
