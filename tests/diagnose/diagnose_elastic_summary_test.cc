@@ -94,7 +94,8 @@ TEST(ElasticSummary, ASummaryBehindALauncherPrefixIsRead) {
       text += prefix + std::string(kAbort).substr(at, nl - at + 1);
       at = nl + 1;
     }
-    auto root = WithKb(ParseText(text, 0).events, "framework.torchrun_first_failure");
+    const std::vector<Event> events = ParseText(text, 0).events;  // root points into it
+    auto root = WithKb(events, "framework.torchrun_first_failure");
     ASSERT_EQ(root.size(), 1u) << prefix;
     EXPECT_EQ(root[0]->rank, 1) << prefix;
     EXPECT_EQ(root[0]->status, "SIGABRT") << prefix;
