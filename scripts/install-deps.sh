@@ -5,6 +5,7 @@ SUDO=""
 if [ "$(id -u)" -ne 0 ]; then SUDO="sudo"; fi
 PKGS=(build-essential cmake pkg-config git
       libfmt-dev nlohmann-json3-dev libcli11-dev zlib1g-dev libre2-dev
+      libarchive-dev  # vigil diagnose reads logs.zip, plog.tar.gz
       libssl-dev  # libcrypto: HMAC-SHA256 of the job-key check
       libgtest-dev libgmock-dev googletest libbenchmark-dev
       iproute2 procps python3

@@ -84,6 +84,10 @@ std::string Job::FilePath(const Loc& loc) const {
   return loc.file < files.size() ? files[loc.file].path : std::string("?");
 }
 
+std::string Job::OpenPath(const Loc& loc) const {
+  return loc.file < files.size() ? files[loc.file].Opened() : std::string();
+}
+
 namespace {
 
 struct ProcKeyHash {
@@ -166,6 +170,7 @@ Job BuildJob(ScanResult&& scan) {
   job.files = std::move(scan.files);
   job.skipped = std::move(scan.skipped);
   job.stats.ignored_files = scan.ignored_files;
+  job.unpacked = std::move(scan.unpacked);
   std::unordered_map<std::pair<std::string, int64_t>, int64_t, ProcKeyHash> proc_index;
   // A file named after its process belongs to that process, whatever pid its lines print
   // (copied and hand-edited logs print others). The process keeps the pid its lines print (the

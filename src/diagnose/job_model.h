@@ -6,6 +6,7 @@
 
 #include <cstdint>
 #include <map>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -125,6 +126,9 @@ struct Job {
   // Exec timeout in force for one process (its echo, else the job's).
   int64_t ExecTimeoutOf(int64_t proc) const;
   std::string FilePath(const Loc& loc) const;
+  // Where that file's bytes are read (an archive member's extracted copy), for ReadLineAt.
+  std::string OpenPath(const Loc& loc) const;
+  std::shared_ptr<const ArchiveSpace> unpacked;  // keeps archive members readable
 };
 
 Job BuildJob(ScanResult&& scan);

@@ -108,7 +108,7 @@ std::vector<Finding> ApplyRules(const Job& job) {
   RuleEvidence(WithoutClearedAlarms(job, &uncleared), &cx.out);
   for (Finding& f : cx.out)
     for (Evidence& e : f.evidence)
-      if (e.text.empty()) e.text = ReadLineAt(e.file, e.loc.offset);
+      if (e.text.empty()) e.text = ReadLineAt(job.OpenPath(e.loc), e.loc.offset);
   std::stable_sort(cx.out.begin(), cx.out.end(), [](const Finding& a, const Finding& b) { return a.score > b.score; });
   PlaceRecoveries(&cx.out);
   return std::move(cx.out);

@@ -484,7 +484,7 @@ void ParseFile(const InputFile& in, uint32_t index, FileResult* out, std::vector
                std::atomic<uint64_t>* progress) {
   // O_NONBLOCK: a FIFO with no writer (or a file replaced by one since the walk) must not block
   // the open; reads block again once we know it is a regular file or a FIFO.
-  int fd = in.path == "-" ? 0 : ::open(in.path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+  int fd = in.path == "-" ? 0 : ::open(in.Opened().c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
   if (fd < 0) {
     out->skip_reason = std::string("cannot open: ") + std::strerror(errno);
     return;
@@ -590,7 +590,7 @@ void ParseRange(ReadAtFn&& read_at, uint32_t index, uint64_t begin, uint64_t end
 
 void ParsePiece(const InputFile& in, uint32_t index, uint64_t begin, uint64_t end, FileResult* out,
                 std::vector<char>* buf, std::atomic<uint64_t>* progress) {
-  int fd = ::open(in.path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+  int fd = ::open(in.Opened().c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
   if (fd < 0) {
     out->skip_reason = std::string("cannot open: ") + std::strerror(errno);
     return;

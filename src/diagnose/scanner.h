@@ -16,6 +16,7 @@
 #include <cstdint>
 #include <functional>
 #include <map>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -24,12 +25,17 @@
 
 namespace vigil::diagnose {
 
+class ArchiveSpace;
+
 struct InputFile {
-  std::string path;  // as opened
+  std::string path;  // as shown (an archive's member: "<archive>/<member path>")
   std::string node;  // CANN log root (folder above run/ debug/) or the file's folder
   uint64_t size = 0;
   bool regular = false;       // a regular file (else a FIFO or stdin: read as a stream)
   uint64_t dev = 0, ino = 0;  // one file reached by several paths (symlinks) is read once
+  std::string open_path = {};  // where it is read when not at path (an extracted member), else ""
+
+  const std::string& Opened() const { return open_path.empty() ? path : open_path; }
 };
 
 struct SkippedFile {
@@ -111,6 +117,7 @@ struct ScanResult {
   std::vector<SkippedFile> skipped;  // not read at all
   uint64_t ignored_files = 0;        // not log-like, in walked folders
   uint64_t total_bytes = 0;
+  std::shared_ptr<ArchiveSpace> unpacked;  // archives' extracted members (archive.h), if any
 };
 
 // Walks `inputs` and parses every log file found.

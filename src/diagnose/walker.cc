@@ -9,7 +9,10 @@
 #include <cstring>
 #include <filesystem>
 #include <set>
+#include <memory>
 #include <utility>
+
+#include "diagnose/archive.h"
 
 namespace vigil::diagnose {
 namespace fs = std::filesystem;
@@ -20,12 +23,14 @@ bool HasSuffix(const std::string& s, std::string_view suf) {
   return s.size() >= suf.size() && s.compare(s.size() - suf.size(), suf.size(), suf) == 0;
 }
 
-// Compressed forms that are named, not read (.gz is read when built with zlib).
-bool IsCompressed(const std::string& name) {
-  return (HasSuffix(name, ".gz") && !GzipSupported()) || HasSuffix(name, ".zip") ||
-         HasSuffix(name, ".bz2") || HasSuffix(name, ".xz") || HasSuffix(name, ".zst") ||
-         HasSuffix(name, ".tar") || HasSuffix(name, ".tgz");
-}
+// A single .gz, read by the scanner when built with zlib (archives are IsArchiveName's).
+bool IsUnreadGzip(const std::string& name) { return HasSuffix(name, ".gz") && !GzipSupported(); }
+
+// Archives in walked folders are read up to this size (a checkpoint tarball is not logs);
+// named ones whatever their size.
+constexpr uint64_t kMaxWalkedArchive = 2ull << 30;
+// An archive inside an archive inside an archive is read; one level deeper is named.
+constexpr int kMaxArchiveDepth = 3;
 
 // The CANN log root above run/|debug/|security/, else the file's folder.
 std::string NodeOf(const fs::path& p) {
@@ -115,10 +120,12 @@ class Walker {
   }
 
   void Add(const std::string& path, const struct stat& st, bool explicit_file) {
-    if (IsCompressed(path)) {
-      Skip(path, HasSuffix(path, ".gz")
-                     ? "compressed (vigil was built without zlib: gunzip it first)"
-                     : "compressed (decompress it first)");
+    if (IsArchiveName(path) && S_ISREG(st.st_mode)) {
+      Archive(path, st, explicit_file);
+      return;
+    }
+    if (IsUnreadGzip(path)) {
+      Skip(path, "compressed (vigil was built without zlib: gunzip it first)");
       return;
     }
     if (!explicit_file && !LooksLikeLog(path)) {
@@ -133,6 +140,44 @@ class Walker {
     f.dev = static_cast<uint64_t>(st.st_dev);
     f.ino = static_cast<uint64_t>(st.st_ino);
     res_->files.push_back(std::move(f));
+  }
+
+  // An archive's log members, extracted and walked as a folder; they are shown under the
+  // archive's path and opened at their copy.
+  void Archive(const std::string& path, const struct stat& st, bool explicit_file) {
+    if (!explicit_file && static_cast<uint64_t>(st.st_size) > kMaxWalkedArchive) {
+      Skip(path, "an archive of more than 2 GiB in a folder: not read (name it to read it)");
+      return;
+    }
+    if (depth_ >= kMaxArchiveDepth) {
+      Skip(path, "an archive nested " + std::to_string(depth_) + " deep: not read");
+      return;
+    }
+    if (res_->unpacked == nullptr) res_->unpacked = std::make_shared<ArchiveSpace>();
+    std::string why;
+    const std::string folder = res_->unpacked->Extract(path, res_, &why);
+    struct stat fst {};
+    if (folder.empty() || ::stat(folder.c_str(), &fst) != 0) {
+      Skip(path, folder.empty() ? why : "extracted folder vanished");
+      return;
+    }
+    const size_t first_file = res_->files.size(), first_skip = res_->skipped.size();
+    auto seen = std::move(seen_);
+    ++depth_;
+    Folder(folder, fst);
+    --depth_;
+    seen_ = std::move(seen);
+    auto shown = [&](const std::string& p) {
+      return p.starts_with(folder) ? path + p.substr(folder.size()) : p;
+    };
+    for (size_t i = first_file; i < res_->files.size(); ++i) {
+      InputFile& f = res_->files[i];
+      if (f.open_path.empty()) f.open_path = f.path;
+      f.path = shown(f.path);
+      f.node = NodeOf(fs::path(f.path));
+    }
+    for (size_t i = first_skip; i < res_->skipped.size(); ++i)
+      res_->skipped[i].path = shown(res_->skipped[i].path);
   }
 
   // An entry of a walked folder that is not usable: named when it looks like a log, else counted.
@@ -203,6 +248,7 @@ class Walker {
 
   ScanResult* res_;
   std::set<std::pair<dev_t, ino_t>> seen_;  // folders walked for the current input
+  int depth_ = 0;                           // archives being walked, one inside the other
 };
 
 }  // namespace

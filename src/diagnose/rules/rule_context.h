@@ -89,8 +89,7 @@ class Ctx {
     return Evidence{e.loc, job.FilePath(e.loc), e.text, note};
   }
   Evidence EvLoc(const Loc& loc, const std::string& note) const {
-    std::string path = job.FilePath(loc);
-    return Evidence{loc, path, ReadLineAt(path, loc.offset), note};
+    return Evidence{loc, job.FilePath(loc), ReadLineAt(job.OpenPath(loc), loc.offset), note};
   }
 };
 
