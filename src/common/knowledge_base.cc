@@ -126,13 +126,21 @@ bool ParsePatterns(const json& o, Entry* e, const std::string& where,
       ok = false;
       continue;
     }
-    if (auto f = p.find("fields_only"); f != p.end()) {
+    bool flags_ok = true;
+    for (auto [key, flag] : {std::pair<const char*, bool*>{"fields_only", &pat.fields_only},
+                             std::pair<const char*, bool*>{"fallback", &pat.fallback}}) {
+      auto f = p.find(key);
+      if (f == p.end()) continue;
       if (!f->is_boolean()) {
-        errors->push_back(where + ": pattern \"fields_only\" is not true or false");
-        ok = false;
+        errors->push_back(where + ": pattern \"" + key + "\" is not true or false");
+        flags_ok = false;
         continue;
       }
-      pat.fields_only = f->get<bool>();
+      *flag = f->get<bool>();
+    }
+    if (!flags_ok) {
+      ok = false;
+      continue;
     }
     for (const std::string& g : GroupNames(pat.re)) {
       if (!kGroupNames.count(g)) {

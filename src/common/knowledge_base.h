@@ -51,6 +51,9 @@ struct Pattern {
   // Only reads fields of a line already known as this entry (by its code): a pattern whose
   // needle is not distinctive enough to recognise the entry on its own ("tag[").
   bool fields_only = false;
+  // Recognises the entry only when no other entry's pattern (but fallbacks) matches the line: a
+  // needle that marks a family of lines ("[RanktableCheck]") whose specific forms have entries.
+  bool fallback = false;
 };
 
 struct Entry {

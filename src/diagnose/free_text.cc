@@ -158,13 +158,18 @@ bool FreeTextReader::Read(std::string_view line, const Loc& loc, std::vector<Eve
   std::vector<KbMatch> matches = matcher.Match(rest, 2);
   if (!coded_kb.empty() && IsCatchAll(out->back().code)) {
     // CANN's xx9999 codes are catch-alls ("Inner Error"): a specific entry recognised in the same
-    // line says more ("... hccl fftsplus task timeout occurred ...").
+    // line says more ("... hccl fftsplus task timeout occurred ..."), a cause more than a symptom
+    // ("synchronize failed, reason=vector core timeout" is the kernel timeout).
+    const KbMatch* best = nullptr;
     for (const KbMatch& m : matches) {
       if (m.entry->id == coded_kb) continue;
-      out->back().kb = m.entry->id;
-      FillFromKb(m.fields, &out->back());
-      coded_kb = m.entry->id;
-      break;
+      if (best == nullptr || (best->entry->role == "symptom" && m.entry->role != "symptom"))
+        best = &m;
+    }
+    if (best != nullptr) {
+      out->back().kb = best->entry->id;
+      FillFromKb(best->fields, &out->back());
+      coded_kb = best->entry->id;
     }
   }
   for (KbMatch& m : matches) {

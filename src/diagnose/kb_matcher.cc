@@ -175,6 +175,7 @@ namespace {
 struct Compiled {
   const kb::Entry* entry = nullptr;
   bool fields_only = false;
+  bool fallback = false;
   FieldPattern pattern;
 };
 
@@ -199,6 +200,7 @@ KbMatcher::KbMatcher(const kb::KnowledgeBase& base) : impl_(std::make_unique<Imp
       Compiled c;
       c.entry = &e;
       c.fields_only = p.fields_only;
+      c.fallback = p.fallback;
       std::string error;
       if (p.needle.size() < 2) error = "a pattern needs a needle of two bytes or more";
       if (!error.empty() || !c.pattern.Compile(p.needle, p.re, &error)) {
@@ -241,16 +243,20 @@ bool KbMatcher::AnyNeedle(std::string_view s) const {
 }
 
 std::vector<KbMatch> KbMatcher::Match(std::string_view s, size_t max) const {
-  std::vector<KbMatch> out;
+  std::vector<KbMatch> out, fallbacks;
   const kb::Entry* last = nullptr;
   for (const Compiled& c : impl_->patterns) {
     if (out.size() >= max) break;
     if (c.entry == last || c.fields_only) continue;  // one match per entry
+    if (c.fallback && (!out.empty() || fallbacks.size() >= max)) continue;
     KbFields f;
     if (!c.pattern.Read(s, &f)) continue;
-    out.push_back(KbMatch{c.entry, std::move(f)});
+    (c.fallback ? fallbacks : out).push_back(KbMatch{c.entry, std::move(f)});
     last = c.entry;
   }
+  // A fallback pattern's entry when nothing more specific recognised the line; an entry that
+  // matched by a pattern of its own is not listed twice.
+  if (out.empty()) return fallbacks;
   return out;
 }
 

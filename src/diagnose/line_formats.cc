@@ -169,7 +169,13 @@ std::string_view LineFormats::StripRows(std::string_view line, LineContext* ctx,
       c.proc = std::string(View(m, row.proc));
       std::string_view t = View(m, row.time);
       if (!t.empty()) c.time = ParseLineTime(t);
-      // The outermost prefix is the launcher's: it wins over what inner ones say.
+      // The outermost prefix is the launcher's: its rank, device and host win over what inner
+      // ones say. Its process does not: nested process prefixes ("(VLLMEngine pid=1) (Worker
+      // pid=2) ...") are relays from the outer process down to the one that printed, the inner.
+      if (!row.weak && c.pid >= 0) {
+        ctx->pid = c.pid;
+        ctx->proc = c.proc;
+      }
       (row.weak ? weak : ctx)->Merge(c);
       line.remove_prefix(m[0].size());
       stripped = true;

@@ -50,8 +50,19 @@ void RuleLink(Ctx* cx) {
                           "leftover process of an earlier run, or two jobs on one host) or the IP "
                           "is not local.",
                           ip.empty() ? "?" : ip, port >= 0 ? std::to_string(port) : "?");
-    FromKb(&f);
-    f.advice += " " + CatalogueAdvice("EI0019");
+    // HCCL's "socket type[0]" and "[1]" are the device NIC's ports (the parameter plane; 16666
+    // by default), "[2]" the host NIC's: two processes on one device both bind the device's port.
+    bool device_port = false;
+    for (const Event* b : binds)
+      device_port = device_port || b->text.find("socket type[0]") != std::string::npos ||
+                    b->text.find("socket type[1]") != std::string::npos;
+    if (device_port) {
+      f.summary += " The port is on the device's NIC: another process on the same device holds it.";
+      FromKb(&f, {1});  // the knowledge base's advice for a device port
+    } else {
+      FromKb(&f);
+      f.advice += " " + CatalogueAdvice("EI0019");
+    }
     f.confidence = "high";
     f.score = 90;
     f.time = e.time;
@@ -88,22 +99,48 @@ void RuleLink(Ctx* cx) {
     std::vector<int64_t> rv(ranks.begin(), ranks.end());
     // The code the verdict cites: EI0015 (the root's rank-table detection) when that is what the
     // ranks printed and no socket timeout (EI0006) is among the reports.
-    bool socket_timeout = false, detect_timeout = false;
+    // The topology detection of root-info init (the agents report to the root: its timeouts and
+    // the ranks it lists as not connected) is EI0015; a socket timeout of link setup is EI0006.
+    bool socket_timeout = false, detect_timeout = !missing.empty();
+    std::set<int64_t> reporters;
     for (const Event* t : timeouts) {
       socket_timeout = socket_timeout || t->kind == EventKind::kLinkTimeout || t->code == "EI0006";
-      detect_timeout = detect_timeout || t->code == "EI0015";
+      detect_timeout = detect_timeout || t->kind == EventKind::kTopoTimeout || t->code == "EI0015";
+      reporters.insert(t->proc);
     }
-    const char* code = detect_timeout && !socket_timeout ? "EI0015" : "EI0006";
+    for (const Event* m : missing) reporters.insert(m->proc);
+    const bool detect = detect_timeout && !socket_timeout;
+    const char* code = detect ? "EI0015" : "EI0006";
+    // An agent that could not reach the root names it ("connect server[IP : port] failed").
+    const Event* unreached = nullptr;
+    for (const Event& e : job.events)
+      if (e.kb == "hccl.root_info_detect_timeout" && !e.remote_ip.empty()) {
+        unreached = &e;
+        break;
+      }
     Finding f;
-    f.fault = "link_timeout";
+    f.fault = detect ? "rank_detect_timeout" : "link_timeout";
     f.code = code;
-    f.title = rv.empty() ? std::string("Link establishment timed out")
-                         : fmt::format("Link establishment timed out: rank(s) {} never connected", RankList(rv));
+    if (detect) {
+      if (!rv.empty()) {
+        f.title = fmt::format("Communicator creation timed out: rank(s) {} never reported to "
+                              "the root", RankList(rv));
+      } else if (unreached != nullptr) {
+        f.title = fmt::format("Communicator creation timed out: the root at {}:{} could not be "
+                              "reached", unreached->remote_ip, unreached->port);
+      } else {
+        f.title = "Communicator creation timed out collecting the ranks at the root";
+      }
+    } else {
+      f.title = rv.empty() ? std::string("Link establishment timed out")
+                           : fmt::format("Link establishment timed out: rank(s) {} never connected",
+                                         RankList(rv));
+    }
     std::vector<int64_t> wv(waited.begin(), waited.end());
     f.summary = fmt::format(
-        "{} rank(s) hit a connect timeout{}{}. Missing ranks did not reach communicator init / link "
-        "setup within HCCL_CONNECT_TIMEOUT (crashed, started late, or cannot reach the peer).",
-        timeouts.size() + missing.size(), rv.empty() ? "" : fmt::format("; missing rank(s): {}", RankList(rv)),
+        "{} process(es) hit a connect timeout{}{}. Missing ranks did not reach communicator init / "
+        "link setup within HCCL_CONNECT_TIMEOUT (crashed, started late, or cannot reach the peer).",
+        reporters.size(), rv.empty() ? "" : fmt::format("; missing rank(s): {}", RankList(rv)),
         wv.empty() ? "" : fmt::format("; rank(s) named by the socket timeout: {}", RankList(wv)));
     FromKb(&f);
     f.advice += " " + CatalogueAdvice(code);
@@ -119,6 +156,8 @@ void RuleLink(Ctx* cx) {
       if (!groups.empty()) ref.group = *groups.begin();
       f.ranks.push_back(ref);
     }
+    if (detect && unreached != nullptr)
+      f.evidence.push_back(cx->Ev(*unreached, "root not reached"));
     for (const Event* t : timeouts)
       if (f.evidence.size() < 4) f.evidence.push_back(cx->Ev(*t, "connect timeout"));
     for (const Event* m : missing)

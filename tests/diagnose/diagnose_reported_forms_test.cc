@@ -1,0 +1,285 @@
+// Forms of real failure output that `vigil diagnose` once got wrong (each test cites the public
+// thread or guide page its lines were printed in): install and configuration faults that end in a
+// generic code, KV-cache transfer between inference instances, launcher prefixes that carry the
+// rank or nest processes, HCCL's rank-table checks, root-info detection, a device port in use.
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "diagnose/diagnose.h"
+#include "verdicts.h"
+
+namespace vigil::diagnose {
+namespace {
+
+bool Names(const Finding& f, int64_t rank, const std::string& role) {
+  for (const RankRef& r : f.ranks)
+    if (r.rank == rank && r.role == role) return true;
+  return false;
+}
+
+TEST(ReportedForms, MissingKernelBinariesAreTheInstallNotAnOperatorBug) {
+  // hiyouga/LlamaFactory#4610 (ERR01005 and 561000 after it) and #3796 (the kernel config file).
+  auto f = Verdicts(
+      "RuntimeError: call aclnnCast failed, detail:EZ9999: Inner Error!\n"
+      "EZ9999: 2024-06-28-13:05:55.631.066  Parse dynamic kernel config fail.\n"
+      "        TraceBack (most recent call last):\n"
+      "        AclOpKernelInit failed opType\n"
+      "        Op Cast does not has any binary.\n"
+      "        Kernel Run failed. opType: 3, Cast\n"
+      "        launch failed for Cast, errno:561000.\n"
+      "\n"
+      "[ERROR] 2024-06-28-13:05:55 (PID:11591, Device:0, RankID:-1) ERR01005 OPS internal error\n");
+  ASSERT_FALSE(f.empty());
+  EXPECT_EQ(f[0].kb, "framework.op_kernel_binary_missing") << f[0].title;
+  EXPECT_EQ(f[0].cls, "environment");
+  f = Verdicts(
+      "EZ9999  Cannot parse json for config file [/usr/local/Ascend/ascend-toolkit/latest/opp/"
+      "built-in/op_impl/ai_core/tbe//kernel/config/ascend910/cast.json].\n");
+  ASSERT_FALSE(f.empty());
+  EXPECT_EQ(f[0].kb, "framework.op_kernel_binary_missing") << f[0].title;
+}
+
+TEST(ReportedForms, AnNcclBackendOnAnNpuHostIsConfiguration) {
+  // deepspeedai/DeepSpeed#7312: read nothing before ("no log records").
+  auto f = Verdicts(
+      "[2025-05-26 13:54:17,413] [INFO] [comm.py:668:init_distributed] Initializing TorchBackend "
+      "in "
+      "DeepSpeed with backend nccl\n"
+      "RuntimeError: Distributed package doesn't have NCCL built in\n"
+      "[2025-05-26 13:54:21,112] [ERROR] [launch.py:322:sigkill_handler] "
+      "['/usr/local/python3.10.13/"
+      "bin/python3.10', '-u', 'start_train.py', '--local_rank=7'] exits with return code = 1\n");
+  ASSERT_FALSE(f.empty());
+  EXPECT_EQ(f[0].kb, "framework.nccl_backend_on_npu");
+  EXPECT_EQ(f[0].cls, "config");
+}
+
+TEST(ReportedForms, MsrunNamesTheNodeThatTimedOut) {
+  // candle-org/MindAct#1983: msrun's own analysis after a worker failed ("no fault found" before).
+  auto f = Verdicts(
+      "[WARNING] ME(162078:281473590168608,MainProcess):2025-03-10-09:40:12.444.000 [mindspore/"
+      "parallel/cluster/process_entity/_api.py:318] There's worker exits with exception, kill all "
+      "other workers.\n"
+      "[ERROR] ME(162078:281473590168608,MainProcess):2025-03-10-09:40:38.720.000 [mindspore/"
+      "parallel/cluster/process_entity/_api.py:331] Scheduler process 162146 exit with exception.\n"
+      "[ERROR] ME(162078:281473590168608,MainProcess):2025-03-10-09:40:38.722.000 [mindspore/"
+      "parallel/cluster/process_entity/_api.py:431] Time out nodes are ['3']\n");
+  ASSERT_FALSE(f.empty());
+  EXPECT_EQ(f[0].kb, "framework.msrun_timeout_nodes");
+  EXPECT_TRUE(Names(f[0], 3, "root cause")) << f[0].title;
+}
+
+TEST(ReportedForms, KvCacheTransferFailuresNameTheirPeer) {
+  // vllm-project/vllm-ascend#5635 (connect failure) and #7846 (a batch timeout): glog lines of the
+  // transfer engine and the connector's lines; nothing was read before.
+  auto f = Verdicts(
+      "E20260106 06:43:02.966156  5793 ascend_direct_transport.cpp:820] Failed to connect to "
+      "target: "
+      "172.17.0.16:25482, status: 103900\n"
+      "E20260106 06:43:02.966198  5793 ascend_direct_transport.cpp:581] Failed to connect to "
+      "segment: 172.17.0.16:16584\n"
+      "(EngineCore_DP0 pid=5704) ERROR 01-06 06:43:02 [mooncake_connector.py:330] Failed to "
+      "transfer "
+      "KV cache for request cmpl-118b93ed-a3b2-4d9f-a26d-1d5dce6d7bf2-0: Mooncake transfer failed, "
+      "ret: -1\n");
+  ASSERT_FALSE(f.empty());
+  EXPECT_EQ(f[0].kb, "kv_transfer.connect_failed");
+  ASSERT_FALSE(f[0].evidence.empty());
+  EXPECT_NE(f[0].evidence[0].text.find("172.17.0.16:25482"), std::string::npos);
+  f = Verdicts(
+      "I0331 02:49:30.617945 803444 transfer_engine_py.cpp:454] Sync batch data transfer timeout "
+      "after 33061142969ns\n"
+      "(Worker pid=782865) (Worker_DP0_TP0_EP0 pid=782865) ERROR 03-31 02:49:30 "
+      "[mooncake_connector.py:547] Mooncake transfer failed for request chatcmpl-ba310df4\n");
+  ASSERT_FALSE(f.empty());
+  EXPECT_EQ(f[0].kb, "kv_transfer.transfer_timeout");
+}
+
+TEST(ReportedForms, VisibleDevicesOutOfRangeIsConfigurationNotADeviceFault) {
+  // gpustack/gpustack#3352: 207004 ("no device") and 107001 follow from the variable.
+  auto f = Verdicts(
+      "[ERROR] RUNTIME(42,mindie_llm_backend_connector):2025-11-18-09:33:13.666.323 "
+      "[runtime.cc:5632]"
+      "58 GetVisibleDevices:[INIT][DEFAULT]set ASCEND_RT_VISIBLE_DEVICES:[4] error, input data "
+      "rang[0-2)\n"
+      "RuntimeError: init:build/CMakeFiles/torch_npu.dir/compiler_depend.ts:292 NPU function "
+      "error: "
+      "aclrtGetDeviceCount(&device_count), error code is 207004\n"
+      "EE1001: [PID: 42] 2025-11-18-09:33:13.673.064 The argument is invalid.Reason: set "
+      "ASCEND_RT_VISIBLE_DEVICES:4 error, input data rang[0-2)\n"
+      "        rtSetDevice execute failed, reason=[device id error][FUNC:FuncErrorReason][FILE:"
+      "error_message_manage.cc][LINE:53]\n"
+      "        open device 0 failed, runtime result = 107001.[FUNC:ReportCallError][FILE:"
+      "log_inner.cpp][LINE:161]\n");
+  ASSERT_FALSE(f.empty());
+  EXPECT_EQ(f[0].kb, "runtime.visible_devices_invalid");
+  EXPECT_EQ(f[0].cls, "config");
+}
+
+TEST(ReportedForms, AKernelTimeoutIsTheCauseOfTheFailedSynchronize) {
+  // vllm-project/vllm-ascend#10299 (vector core) and #5509 (AI Core, retCode 0x25): the
+  // synchronize failure and the exception report follow from the timeout.
+  auto f = Verdicts(
+      "[rank0]:[W610 17:20:44.224261525 NPUStream.cpp:647] Warning: NPU warning, error code is "
+      "507034[Error]: \n"
+      "[Error]: Vector core execution timed out. \n"
+      "EE9999: Inner Error!\n"
+      "EE9999[PID: 10180] 2026-06-10-17:20:44.486.049 (EE9999):  rtDeviceSynchronizeWithTimeout "
+      "execution failed, reason=vector core "
+      "timeout[FUNC:FuncErrorReason][FILE:error_message_manage.cc]"
+      "[LINE:65]\n");
+  ASSERT_FALSE(f.empty());
+  EXPECT_EQ(f[0].kb, "runtime.kernel_timeout");
+  EXPECT_TRUE(Names(f[0], 0, "root cause")) << f[0].title;
+  f = Verdicts(
+      "        The error from device(chipId:0, dieId:0), serial number is 10, there is an "
+      "exception of "
+      "fftsplus aivector error, core id is 8, error code = 0, dump info: pc start: 0x12c0c0000000\n"
+      "        The extend info: errcode:(0, 0, 0) errorStr: timeout or trap error. fixp_error0 "
+      "info: "
+      "0x4a09188, fixp_error1 info: 0xf8\n"
+      "        Kernel task happen error, retCode=0x25, [aicore "
+      "timeout].[FUNC:PreCheckTaskErr][FILE:"
+      "davinci_kernel_task.cc][LINE:1555]\n");
+  ASSERT_FALSE(f.empty());
+  EXPECT_EQ(f[0].kb, "runtime.kernel_timeout");
+}
+
+TEST(ReportedForms, VllmWorkerNamesGiveTheRank) {
+  // vllm-project/vllm-ascend#10861: the device report of worker TP3 (rank "?" before).
+  const std::string report =
+      " pid=1754774) ERROR 06-23 11:26:16 [multiproc_executor.py:932]         Kernel task happen "
+      "error, retCode=0x25, [aicore timeout].[FUNC:PreCheckTaskErr][FILE:davinci_kernel_task.cc]"
+      "[LINE:1582]\n";
+  for (const auto& [name, rank] :
+       std::vector<std::pair<std::string, int64_t>>{{"Worker_DP0_TP3_EP3", 3},
+                                                    {"Worker_TP2", 2},
+                                                    {"Worker_DP1_TP0_EP2", 2},
+                                                    {"Worker_PP1_TP0", -1}}) {
+    auto f = Verdicts("(" + name + report);
+    ASSERT_FALSE(f.empty()) << name;
+    if (rank >= 0) {
+      EXPECT_TRUE(Names(f[0], rank, "root cause")) << name << ": " << f[0].title;
+    } else {
+      // A pipeline stage's TP index is not its rank in the world.
+      for (const RankRef& r : f[0].ranks) EXPECT_LT(r.rank, 0) << name;
+    }
+  }
+}
+
+TEST(ReportedForms, AQuotedPasteKeepsItsRank) {
+  // vllm-project/vllm-ascend#1579: a reply quoting the log ("> " before every line).
+  auto f = Verdicts(
+      "> (VllmWorker rank=6 pid=296) ERROR 07-17 12:09:52 [multiproc_executor.py:470] "
+      "RuntimeError: "
+      "create_config:build/CMakeFiles/torch_npu.dir/compiler_depend.ts:102 HCCL function error: "
+      "hcclCommInitRootInfoConfig(numRanks, &rootInfo, rank, config, &(comm->hcclComm_)), error "
+      "code "
+      "is 7\n");
+  ASSERT_FALSE(f.empty());
+  EXPECT_TRUE(Names(f[0], 6, "root cause")) << f[0].title;
+}
+
+TEST(ReportedForms, NestedProcessPrefixesNameTheInnermostProcess) {
+  // vllm-project/vime#434: the engine relays its workers' lines, each under its own prefix.
+  auto f = Verdicts(
+      "(VLLMEngine pid=3599803) (Worker pid=3600530) ERROR 09-15 13:02:43 "
+      "[multiproc_executor.py:870]"
+      " E39999[PID: 3600530] 2026-09-15-13:02:35.314.621 (E39999):  TsdOpen failed. devId=9, tdt "
+      "error=1[FUNC:PrintfTsdError][FILE:runtime.cc][LINE:2638]\n"
+      "(VLLMEngine pid=3599803) (Worker pid=3600530) ERROR 09-15 13:02:43 "
+      "[multiproc_executor.py:870]"
+      " [Error]: Failed to start the device.\n");
+  ASSERT_FALSE(f.empty());
+  EXPECT_EQ(f[0].kb, "runtime.tsd_open_failed");
+  EXPECT_EQ(f[0].cls, "environment");
+  ASSERT_FALSE(f[0].ranks.empty());
+  EXPECT_EQ(f[0].ranks[0].pid, 3600530);
+}
+
+TEST(ReportedForms, AMissingAiCpuSchedulerIsTheInstall) {
+  // PaddlePaddle/PaddleX#2311: a TDT plog record ("no fault found" before).
+  auto f = Verdicts(
+      "[ERROR] TDT(88,python):2024-10-23-20:50:03.869.408 "
+      "[thread_mode_manager.cpp:120][StartCallAICPU]"
+      "[tid:88] [ThreadModeManager] failed open libaicpu_scheduler.so, deviceId[0], "
+      "reason[libaicpu_scheduler.so: cannot open shared object file:\n");
+  ASSERT_FALSE(f.empty());
+  EXPECT_EQ(f[0].kb, "runtime.aicpu_scheduler_missing");
+  ASSERT_FALSE(f[0].ranks.empty());
+  EXPECT_EQ(f[0].ranks[0].device, 0);
+}
+
+TEST(ReportedForms, RankTableChecksHaveTheirOwnEntries) {
+  // The printed examples of HCCL's fault-diagnosis guide (hicann/hccl docs/zh/user_guide/
+  // fault_diagnosis: tls_info_config_inconsistent_EI0016.md, super_device_id_duplicate_EI0014.md;
+  // docs/en/.../cluster_info_verify_fail.md): all were "Rank table path or field invalid".
+  auto f = Verdicts(
+      "[ERROR] HCCL(94774,all_reduce_test):2025-10-27-11:51:32.570.490 "
+      "[topoinfo_exchange_agent.cc:831]"
+      " [94774][InitGroupStage][RanktableCheck] Value Disable for config \"tls\" is invalid. "
+      "Expected "
+      "Value:\"All ranks are consistent. Current status : rankList for enabled "
+      "tls:[10.78.106.107/0]; "
+      "rankList for disabled tls:[10.78.106.107/0]; rankList for query failure tls:\".;\n");
+  ASSERT_FALSE(f.empty());
+  EXPECT_EQ(f[0].kb, "hccl.tls_inconsistent");
+  f = Verdicts(
+      "[ERROR] HCCL(169030,alltoall_test):2025-10-23-16:28:59.392.635 "
+      "[topoinfo_exchange_agent.cc:695]"
+      " [169030][InitGroupStage][RanktableCheck]devices have same superDeviceId[0x3000000] in "
+      "superPod[super_pod_id_0]. Current device info: serverId[127.10.0.1], rankId[0], "
+      "group[hccl_world_group]. Another device info: rankId[1].\n");
+  ASSERT_FALSE(f.empty());
+  EXPECT_EQ(f[0].kb, "hccl.superpod_mismatch");
+  EXPECT_TRUE(Names(f[0], 0, "root cause")) << f[0].title;
+  f = Verdicts(
+      "[ERROR] HCCL(144905,python):2025-04-20-00:26:54.435.048 [config.cc:413] "
+      "[145735][InitGroupStage]"
+      "[RanktableCheck]rank[0] device ip family[2] is not same as others[10].\n");
+  ASSERT_FALSE(f.empty());
+  EXPECT_EQ(f[0].kb, "hccl.ip_family_mismatch");
+  EXPECT_TRUE(Names(f[0], 0, "root cause")) << f[0].title;
+  // A check without an entry of its own is still the rank table's.
+  f = Verdicts(
+      "[ERROR] HCCL(1,python):2025-04-20-00:26:54.435.048 [config.cc:1] [1][InitGroupStage]"
+      "[RanktableCheck]server count is not the same as the rank table's.\n");
+  ASSERT_FALSE(f.empty());
+  EXPECT_EQ(f[0].kb, "hccl.ranktable_invalid");
+}
+
+TEST(ReportedForms, AnAgentThatCannotReachTheRootIsRootInfoDetection) {
+  // hicann/hccl docs/en/user_guide/fault_diagnosis/cluster_info_nego.md: EI0015, not a link setup
+  // timeout (EI0006).
+  auto f = Verdicts(
+      "[ERROR] HCCL(7988,all_reduce_test):2025-03-19-04:16:13.978.979 "
+      "[topoinfo_exchange_agent.cc:190]"
+      " [7988][InitGroupStage][RanktableDetect]topo exchange agent get socket timeout! "
+      "timeout[120] \n"
+      "[ERROR] HCCL(7988,all_reduce_test):2025-03-19-04:16:13.978.995 "
+      "[topoinfo_exchange_agent.cc:41]"
+      " [7988][TopoInfoExchangeAgent][Setup]TopoExchangeAgent: connect server[127.10.0.1 : 60000] "
+      "failed\n");
+  ASSERT_FALSE(f.empty());
+  EXPECT_EQ(f[0].fault, "rank_detect_timeout");
+  EXPECT_EQ(f[0].code, "EI0015");
+  EXPECT_NE(f[0].title.find("127.10.0.1:60000"), std::string::npos) << f[0].title;
+}
+
+TEST(ReportedForms, ADevicePortInUseAdvisesTheDevicePortRange) {
+  // hicann/hccl docs/en/user_guide/fault_diagnosis/param_link_stage.md: socket type[0] is the
+  // device NIC's port.
+  auto f = Verdicts(
+      "[ERROR] HCCL(1009464,all_reduce_test):2025-03-15-00:41:48.470.172 [hccl_socket.cc:110] "
+      "[1009464][InitGroupStage][RanktableDetect] socket type[0], listen on ip[192.168.2.199] and "
+      "specific port[16666] fail. Please check the port status and whether the port is being used "
+      "by "
+      "other process.\n");
+  ASSERT_FALSE(f.empty());
+  EXPECT_EQ(f[0].fault, "port_in_use");
+  EXPECT_NE(f[0].advice.find("HCCL_NPU_SOCKET_PORT_RANGE"), std::string::npos) << f[0].advice;
+}
+
+}  // namespace
+}  // namespace vigil::diagnose
