@@ -2,6 +2,7 @@
 
 #include <re2/re2.h>
 
+#include <algorithm>
 #include <memory>
 #include <nlohmann/json.hpp>
 
@@ -231,6 +232,30 @@ bool HasCodeToken(std::string_view s) {
     if (ok && (d + 4 == n || !Alnum(s[d + 4]))) return true;
   }
   return false;
+}
+
+std::vector<std::string_view> EscapedLines(std::string_view line) {
+  std::vector<std::string_view> pieces;
+  bool starts_a_line = false;
+  size_t at = 0;
+  while (true) {
+    const size_t nl = line.find("\\n", at);
+    const size_t len = nl == std::string_view::npos ? std::string_view::npos : nl - at;
+    std::string_view piece = line.substr(at, len);
+    pieces.push_back(piece);
+    if (!starts_a_line && at > 0) {
+      std::string_view t = piece;
+      while (!t.empty() && (t.front() == ' ' || t.front() == '\t')) t.remove_prefix(1);
+      const std::string_view head = t.substr(0, std::min<size_t>(t.size(), 9));
+      starts_a_line = IsRecordStart(t) || t.starts_with("[ERROR]") || t.starts_with("[Error]") ||
+                      t.starts_with("[WARNING]") || t.starts_with("[PID:") ||
+                      (t.size() >= 6 && t[0] == 'E' && HasCodeToken(head));
+    }
+    if (nl == std::string_view::npos) break;
+    at = nl + 2;
+  }
+  if (!starts_a_line) pieces.clear();
+  return pieces;
 }
 
 Micros ParseLineTime(std::string_view s) {

@@ -64,6 +64,12 @@ class LineFormats {
 // "E39999"), or "ERR" + five digits, not inside a longer word. One pass, no allocation.
 bool HasCodeToken(std::string_view s);
 
+// A line that carries a multi-line message with its newlines escaped (a Python repr or a JSON
+// string printed as it is: "...error code is 507899\\n[ERROR] 2026-... \\nEL9999: ..."): its
+// pieces when a piece after an escaped newline starts a log line of its own (a record, a level
+// tag, a code); else empty.
+std::vector<std::string_view> EscapedLines(std::string_view line);
+
 // Time stamps in the forms lines carry: CANN's, ISO 8601 ("2025-01-02T03:04:05.123Z"), Python's
 // asctime ("2025-01-02 03:04:05,123"). kNoTime otherwise.
 Micros ParseLineTime(std::string_view s);

@@ -61,6 +61,31 @@ class FileParser {
     // Docker's JSON, a terminal's colours: the line as shown. Its records take offsets within
     // the line as shown, near enough to find it again.
     line = Unwrapped(line, &shown_);
+    if (line.find("\\n") != std::string_view::npos) {
+      // A multi-line message printed with its newlines escaped (a Python repr, a JSON string):
+      // each piece is a line, under the first piece's launcher prefixes.
+      std::vector<std::string_view> pieces = EscapedLines(line);
+      if (!pieces.empty()) {
+        LineContext ignored;
+        const std::string_view rest = LineFormats::Get().StripPrefixes(pieces[0], &ignored);
+        const std::string_view prefix = pieces[0].substr(0, rest.data() - pieces[0].data());
+        for (size_t k = 0; k < pieces.size(); ++k) {
+          const uint64_t at = offset + static_cast<uint64_t>(pieces[k].data() - line.data());
+          if (k == 0 || prefix.empty()) {
+            Logical(pieces[k], at);
+          } else {
+            escaped_.assign(prefix).append(pieces[k]);
+            Logical(escaped_, at);
+          }
+        }
+        return;
+      }
+    }
+    Logical(line, offset);
+  }
+
+  // One line as shown: a plog record, screen output, or a record behind a launcher's prefix.
+  void Logical(std::string_view line, uint64_t offset) {
     const int slot = rp_.HeaderSlot(line);
     if (slot >= 0 || (IsRecordStart(line) && !line.starts_with("[PID:"))) {
       Records(line, offset, slot);
@@ -340,6 +365,7 @@ class FileParser {
   ProcessSeen* last_ps_ = nullptr;
   uint64_t line_no_ = 0;
   std::string shown_;  // the line being parsed out of its wrappers, when it had some
+  std::string escaped_;  // a piece of an escaped multi-line message under its line's prefix
   size_t error_events_ = 0;
   std::map<std::pair<int64_t, std::string>, size_t> comm_index_;
   size_t last_comm_ = SIZE_MAX;
@@ -749,53 +775,6 @@ ScanResult Scan(const std::vector<std::string>& inputs, const ScanOptions& optio
       res.skipped.push_back({res.files[i].path, res.results[i].skip_reason});
   }
   return res;
-}
-
-std::string ReadLineAt(const std::string& path, uint64_t offset, size_t max_len) {
-  if (path == "-") return {};
-  // Non-blocking and regular files only: a FIFO input cannot be read twice (and would block).
-  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
-  if (fd < 0) return {};
-  struct stat st {};
-  if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
-    ::close(fd);
-    return {};
-  }
-  std::string buf(max_len, '\0');
-  ssize_t n = -1;
-  if (IsGzip(path)) {
-#if defined(VIGIL_HAVE_ZLIB)
-    // The offset is in the decompressed text: gzseek decompresses up to it (a few evidence lines).
-    gzFile gz = ::gzdopen(fd, "rb");
-    if (gz == nullptr) {
-      ::close(fd);
-      return {};
-    }
-    if (::gzseek(gz, static_cast<z_off_t>(offset), SEEK_SET) >= 0)
-      n = ::gzread(gz, buf.data(), static_cast<unsigned>(buf.size()));
-    ::gzclose(gz);  // closes fd
-#else
-    ::close(fd);
-#endif
-  } else {
-    n = ::pread(fd, buf.data(), buf.size(), static_cast<off_t>(offset));
-    ::close(fd);
-  }
-  if (n <= 0) return {};
-  buf.resize(static_cast<size_t>(n));
-  std::string_view v(buf);
-  size_t nl = v.find('\n');
-  if (nl != std::string_view::npos) v = v.substr(0, nl);
-  if (!v.empty() && v.back() == '\r') v.remove_suffix(1);
-  // Stop at the next glued record.
-  for (size_t p = 1; p < v.size(); ++p) {
-    if (v[p] == '[' && IsRecordStart(v.substr(p))) {
-      v = v.substr(0, p);
-      break;
-    }
-  }
-  while (!v.empty() && (v.back() == ' ' || v.back() == '\t')) v.remove_suffix(1);
-  return Printable(v, max_len);
 }
 
 }  // namespace vigil::diagnose

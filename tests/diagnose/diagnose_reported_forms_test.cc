@@ -7,6 +7,7 @@
 #include <string>
 
 #include "diagnose/diagnose.h"
+#include "diagnose/line_formats.h"
 #include "verdicts.h"
 
 namespace vigil::diagnose {
@@ -279,6 +280,24 @@ TEST(ReportedForms, ADevicePortInUseAdvisesTheDevicePortRange) {
   ASSERT_FALSE(f.empty());
   EXPECT_EQ(f[0].fault, "port_in_use");
   EXPECT_NE(f[0].advice.find("HCCL_NPU_SOCKET_PORT_RANGE"), std::string::npos) << f[0].advice;
+}
+
+TEST(ReportedForms, AnEscapedMultiLineMessageIsReadLineByLine) {
+  // modelscope/ms-swift#9135: torch_npu's error inside a Python exception's repr, its newlines
+  // escaped; the driver's line in the middle is the cause.
+  auto f = Verdicts(
+      "[rank54]: \tWhile copying the parameter named \"w\", an exception occurred : ('enable_peer_"
+      "access:torch_npu/csrc/core/npu/NPUPeerToPeerAccess.cpp:39 NPU function error: "
+      "aclrtDeviceEnablePeerAccess(dest_dev, enable_flag_value), error code is 507899\\n[ERROR] "
+      "2026-04-17-11:29:42 (PID:7136, Device:6, RankID:54) ERR00100 PTA call acl api failed\\n[Error]: "
+      "An internal error occurs in the Driver module. \\nEL9999: Inner Error!\\nEL9999[PID: 7136] "
+      "2026-04-17-11:29:42.001.734 (EL9999):  [drv api] halDeviceEnableP2P failed: drv devId=6, "
+      "phyIdSrc=0, drvRetCode=17![FUNC:EnableP2P][FILE:npu_driver.cc][LINE:4088]\\n',)\n");
+  ASSERT_FALSE(f.empty());
+  EXPECT_EQ(f[0].kb, "driver.p2p_enable_failed");
+  EXPECT_TRUE(Names(f[0], 54, "root cause")) << f[0].title;
+  // An escaped newline before text that starts no line is not split.
+  EXPECT_TRUE(EscapedLines("path C:\\new\\data and \\n more text").empty());
 }
 
 }  // namespace

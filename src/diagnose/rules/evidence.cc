@@ -319,7 +319,11 @@ void RuleEvidence(const Job& job, std::vector<Finding>* findings) {
   };
   lead(&causes, deeper);
   lead(&eithers, deeper);
-  lead(&weak, Earlier);
+  // A weak cause that says something (507899) before a catch-all (EL9999) beside it.
+  lead(&weak, [](const Obs& a, const Obs& b) {
+    if (IsCatchAllOnly(a) != IsCatchAllOnly(b)) return !IsCatchAllOnly(a);
+    return Earlier(a, b);
+  });
   lead(&symptoms, first_symptom);
   std::set<int64_t> ranks_seen = RanksSeen(obs);
 
