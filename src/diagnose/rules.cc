@@ -89,6 +89,7 @@ std::vector<Finding> ApplyRules(const Job& job) {
   Ctx cx(job);
   RuleHeartbeat(&cx);
   RuleLateEntry(&cx);
+  RuleLateInit(&cx);
   RuleComms(&cx);
   RuleSequences(&cx);
   RuleStreams(&cx);

@@ -300,5 +300,30 @@ TEST(ReportedForms, AnEscapedMultiLineMessageIsReadLineByLine) {
   EXPECT_TRUE(EscapedLines("path C:\\new\\data and \\n more text").empty());
 }
 
+TEST(ReportedForms, ARankThatEntersCreationLateIsNamed) {
+  // hicann/hccl docs/en/user_guide/fault_diagnosis/cluster_info_nego.md: INFO lines only, rank 3
+  // enters 200 s after the others with HCCL_CONNECT_TIMEOUT at its default 120 s.
+  const std::string entry =
+      "[op_base.cc:1293] [{pid}]Entry-HcclCommInitRootInfoInner:ranks[4], rank[{rank}], rootinfo: "
+      "host ip[127.10.0.1] port[60000] nicDeploy[1] identifier[127.10.0.1%enp_60000_0_1763610996711234],\n";
+  auto line = [&](int pid, int rank, const std::string& time) {
+    std::string s = "[INFO] HCCL(" + std::to_string(pid) + ",all_reduce_test):" + time + " " + entry;
+    s.replace(s.find("{pid}"), 5, std::to_string(pid));
+    s.replace(s.find("{rank}"), 6, std::to_string(rank));
+    return s;
+  };
+  std::string text = line(3079955, 3, "2025-11-20-11:59:56.716.583") +
+                     line(3079952, 0, "2025-11-20-11:56:36.711.546") +
+                     line(3079953, 1, "2025-11-20-11:56:36.712.024") +
+                     line(3079954, 2, "2025-11-20-11:56:36.712.065");
+  auto f = Verdicts(text);
+  ASSERT_FALSE(f.empty());
+  EXPECT_EQ(f[0].fault, "late_init") << f[0].title;
+  EXPECT_TRUE(Names(f[0], 3, "late"));
+  // Within the timeout: no finding of it.
+  text = line(3079955, 3, "2025-11-20-11:57:36.716.583") + line(3079952, 0, "2025-11-20-11:56:36.711.546");
+  for (const Finding& g : Verdicts(text)) EXPECT_NE(g.fault, "late_init");
+}
+
 }  // namespace
 }  // namespace vigil::diagnose

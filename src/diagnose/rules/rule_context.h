@@ -121,6 +121,7 @@ int64_t EntryShift(const Comm& c);
 // The rules, in the order ApplyRules runs them; each adds its findings to cx->out.
 void RuleHeartbeat(Ctx* cx);    // heartbeat.cc
 void RuleLateEntry(Ctx* cx);    // timing.cc
+void RuleLateInit(Ctx* cx);     // timing.cc
 void RuleComms(Ctx* cx);        // comms.cc
 void RuleSequences(Ctx* cx);    // sequences.cc
 void RuleStreams(Ctx* cx);      // streams.cc

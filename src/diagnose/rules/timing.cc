@@ -166,4 +166,72 @@ void RuleLateEntry(Ctx* cx) {
   }
 }
 
+// A rank that entered communicator creation more than HCCL_CONNECT_TIMEOUT after the others (its
+// Entry-HcclCommInitRootInfo line): the others' detection gave up before it came, so the
+// connect timeouts, or a hang, follow from its delay.
+void RuleLateInit(Ctx* cx) {
+  const Job& job = cx->job;
+  int64_t timeout_s = 120;  // HCCL's default
+  bool echoed = false;
+  Loc echo_loc;
+  for (const Process& p : job.processes) {
+    auto it = p.env.find("HCCL_CONNECT_TIMEOUT");
+    if (it == p.env.end()) continue;
+    if (auto v = ToInt(it->second); v && *v > 0) {
+      timeout_s = *v;
+      echoed = true;
+      echo_loc = p.env_loc.at("HCCL_CONNECT_TIMEOUT");
+      break;
+    }
+  }
+  for (const Comm& c : job.comms) {
+    std::vector<const Member*> in;
+    for (const Member& m : c.members)
+      if (m.has_init && m.init_time != kNoTime) in.push_back(&m);
+    if (in.size() < 2) continue;
+    std::stable_sort(in.begin(), in.end(),
+                     [](const Member* a, const Member* b) { return a->init_time < b->init_time; });
+    size_t split = 0;
+    Micros gap = 0;
+    for (size_t k = 1; k < in.size(); ++k) {
+      if (in[k]->init_time - in[k - 1]->init_time > gap) {
+        gap = in[k]->init_time - in[k - 1]->init_time;
+        split = k;
+      }
+    }
+    if (gap <= timeout_s * kSec) continue;
+    Finding f;
+    f.fault = "late_init";
+    std::vector<int64_t> late;
+    for (size_t k = split; k < in.size(); ++k) {
+      late.push_back(in[k]->rank);
+      f.ranks.push_back(cx->Ref(in[k]->proc, "late", c.group, in[k]->rank));
+    }
+    f.title = fmt::format(
+        "Rank{} {} entered communicator creation {} after the others: more than "
+        "HCCL_CONNECT_TIMEOUT {} s",
+        late.size() > 1 ? "s" : "", RankList(late), FormatDuration(gap), timeout_s);
+    f.summary = fmt::format(
+        "On {}, {} of {} rank(s) called communicator creation by {}; rank(s) {} called it at {}, {} "
+        "later, while HCCL_CONNECT_TIMEOUT is {} s{}. The early ranks' wait for the others ran out "
+        "before the late one(s) came.",
+        c.group, split, in.size(), FormatTime(in[split - 1]->init_time), RankList(late),
+        FormatTime(in[split]->init_time), FormatDuration(gap), timeout_s,
+        echoed ? "" : " (the default: no HCCL_CONNECT_TIMEOUT echo found)");
+    f.code = "EI0015";
+    FromKb(&f);
+    f.confidence = "medium";
+    f.score = 80;
+    f.time = in[split]->init_time;
+    f.facts.push_back({"late_ranks", RankList(late)});
+    f.facts.push_back({"gap_seconds", fmt::format("{:.3f}", static_cast<double>(gap) / kSec)});
+    f.facts.push_back({"connect_timeout_seconds", std::to_string(timeout_s)});
+    f.evidence.push_back(cx->EvLoc(in[split]->init_loc, fmt::format("rank {} enters", in[split]->rank)));
+    f.evidence.push_back(
+        cx->EvLoc(in[split - 1]->init_loc, fmt::format("rank {} enters", in[split - 1]->rank)));
+    if (echoed) f.evidence.push_back(cx->EvLoc(echo_loc, "timeout in force"));
+    cx->out.push_back(std::move(f));
+  }
+}
+
 }  // namespace vigil::diagnose::rules
