@@ -289,7 +289,8 @@ TEST(ReportedForms, AnEscapedMultiLineMessageIsReadLineByLine) {
       "[rank54]: \tWhile copying the parameter named \"w\", an exception occurred : ('enable_peer_"
       "access:torch_npu/csrc/core/npu/NPUPeerToPeerAccess.cpp:39 NPU function error: "
       "aclrtDeviceEnablePeerAccess(dest_dev, enable_flag_value), error code is 507899\\n[ERROR] "
-      "2026-04-17-11:29:42 (PID:7136, Device:6, RankID:54) ERR00100 PTA call acl api failed\\n[Error]: "
+      "2026-04-17-11:29:42 (PID:7136, Device:6, RankID:54) ERR00100 PTA call acl api "
+      "failed\\n[Error]: "
       "An internal error occurs in the Driver module. \\nEL9999: Inner Error!\\nEL9999[PID: 7136] "
       "2026-04-17-11:29:42.001.734 (EL9999):  [drv api] halDeviceEnableP2P failed: drv devId=6, "
       "phyIdSrc=0, drvRetCode=17![FUNC:EnableP2P][FILE:npu_driver.cc][LINE:4088]\\n',)\n");
@@ -305,9 +306,11 @@ TEST(ReportedForms, ARankThatEntersCreationLateIsNamed) {
   // enters 200 s after the others with HCCL_CONNECT_TIMEOUT at its default 120 s.
   const std::string entry =
       "[op_base.cc:1293] [{pid}]Entry-HcclCommInitRootInfoInner:ranks[4], rank[{rank}], rootinfo: "
-      "host ip[127.10.0.1] port[60000] nicDeploy[1] identifier[127.10.0.1%enp_60000_0_1763610996711234],\n";
+      "host ip[127.10.0.1] port[60000] nicDeploy[1] "
+      "identifier[127.10.0.1%enp_60000_0_1763610996711234],\n";
   auto line = [&](int pid, int rank, const std::string& time) {
-    std::string s = "[INFO] HCCL(" + std::to_string(pid) + ",all_reduce_test):" + time + " " + entry;
+    std::string s =
+        "[INFO] HCCL(" + std::to_string(pid) + ",all_reduce_test):" + time + " " + entry;
     s.replace(s.find("{pid}"), 5, std::to_string(pid));
     s.replace(s.find("{rank}"), 6, std::to_string(rank));
     return s;
@@ -321,7 +324,8 @@ TEST(ReportedForms, ARankThatEntersCreationLateIsNamed) {
   EXPECT_EQ(f[0].fault, "late_init") << f[0].title;
   EXPECT_TRUE(Names(f[0], 3, "late"));
   // Within the timeout: no finding of it.
-  text = line(3079955, 3, "2025-11-20-11:57:36.716.583") + line(3079952, 0, "2025-11-20-11:56:36.711.546");
+  text = line(3079955, 3, "2025-11-20-11:57:36.716.583") +
+         line(3079952, 0, "2025-11-20-11:56:36.711.546");
   for (const Finding& g : Verdicts(text)) EXPECT_NE(g.fault, "late_init");
 }
 

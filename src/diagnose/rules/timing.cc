@@ -212,9 +212,9 @@ void RuleLateInit(Ctx* cx) {
         "HCCL_CONNECT_TIMEOUT {} s",
         late.size() > 1 ? "s" : "", RankList(late), FormatDuration(gap), timeout_s);
     f.summary = fmt::format(
-        "On {}, {} of {} rank(s) called communicator creation by {}; rank(s) {} called it at {}, {} "
-        "later, while HCCL_CONNECT_TIMEOUT is {} s{}. The early ranks' wait for the others ran out "
-        "before the late one(s) came.",
+        "On {}, {} of {} rank(s) called communicator creation by {}; rank(s) {} called it at {}, "
+        "{} later, while HCCL_CONNECT_TIMEOUT is {} s{}. The early ranks' wait for the others ran "
+        "out before the late one(s) came.",
         c.group, split, in.size(), FormatTime(in[split - 1]->init_time), RankList(late),
         FormatTime(in[split]->init_time), FormatDuration(gap), timeout_s,
         echoed ? "" : " (the default: no HCCL_CONNECT_TIMEOUT echo found)");
@@ -226,7 +226,8 @@ void RuleLateInit(Ctx* cx) {
     f.facts.push_back({"late_ranks", RankList(late)});
     f.facts.push_back({"gap_seconds", fmt::format("{:.3f}", static_cast<double>(gap) / kSec)});
     f.facts.push_back({"connect_timeout_seconds", std::to_string(timeout_s)});
-    f.evidence.push_back(cx->EvLoc(in[split]->init_loc, fmt::format("rank {} enters", in[split]->rank)));
+    f.evidence.push_back(
+        cx->EvLoc(in[split]->init_loc, fmt::format("rank {} enters", in[split]->rank)));
     f.evidence.push_back(
         cx->EvLoc(in[split - 1]->init_loc, fmt::format("rank {} enters", in[split - 1]->rank)));
     if (echoed) f.evidence.push_back(cx->EvLoc(echo_loc, "timeout in force"));
