@@ -329,5 +329,40 @@ TEST(ReportedForms, ARankThatEntersCreationLateIsNamed) {
   for (const Finding& g : Verdicts(text)) EXPECT_NE(g.fault, "late_init");
 }
 
+TEST(ReportedForms, LauncherAndStoreFormsOfTrainingJobs) {
+  // hiyouga/LlamaFactory#4284: OpenMPI's signal banner of an aborted process ("no records").
+  auto f = Verdicts(
+      "[ma-job-50d563e2-worker-0:00366] *** Process received signal ***\n"
+      "[ma-job-50d563e2-worker-0:00366] Signal: Aborted (6)\n"
+      "[ma-job-50d563e2-worker-0:00366] Signal code:  (-6)\n");
+  ASSERT_FALSE(f.empty());
+  EXPECT_EQ(f[0].kb, "framework.worker_killed_by_signal");
+  EXPECT_EQ(f[0].ranks[0].pid, 366);
+  // PaddlePaddle/PaddleCustomDevice#706: Paddle's "failed : <code>" form.
+  f = Verdicts(
+      "Call aclrtSynchronizeStream(reinterpret_cast<aclrtStream>(stream)) failed : 507015 at file "
+      "/workspace/PaddleCustomDevice/backends/npu/runtime/runtime.cc line 408\n");
+  ASSERT_FALSE(f.empty());
+  EXPECT_EQ(f[0].code, "507015");
+  // OpenRLHF/OpenRLHF#265 (a timeout in seconds) and ymcui/Chinese-LLaMA-Alpaca-2#274: the store.
+  for (const char* line :
+       {"(RayWorkerVllm pid=207931, ip=10.0.1.75) [E socket.cpp:922] [c10d] The client socket has "
+        "timed out after 1800s while trying to connect to (172.17.0.2, 44737).\n",
+        "WARNING:torch.distributed.elastic.rendezvous.dynamic_rendezvous:The node "
+        "'38049eef641b_3140_0' has failed to shutdown the rendezvous '3045048012703006698827246' due "
+        "to an error of type RendezvousConnectionError.\n"}) {
+    f = Verdicts(line);
+    ASSERT_FALSE(f.empty()) << line;
+    EXPECT_EQ(f[0].kb, "framework.c10d_store_timeout") << line;
+  }
+  // hiyouga/LlamaFactory#5558: a host tag ("mpi-...-launcher: ") before torch's rank prefix.
+  f = Verdicts(
+      "mpi-rc1ou1aw-launcher: [rank6]:[E ProcessGroupNCCL.cpp:563] [Rank 6] Watchdog caught "
+      "collective operation timeout: WorkNCCL(SeqNum=635, OpType=ALLREDUCE, NumelIn=576156928, "
+      "NumelOut=576156928, Timeout(ms)=600000) ran for 600052 milliseconds before timing out.\n");
+  ASSERT_FALSE(f.empty());
+  EXPECT_TRUE(Names(f[0], 6, "reporter")) << f[0].title;
+}
+
 }  // namespace
 }  // namespace vigil::diagnose
