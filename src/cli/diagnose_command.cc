@@ -76,6 +76,10 @@ int Run(const DiagnoseArgs& a) {
   if (r.job.stats.files == 0) {
     std::cerr << "vigil diagnose: nothing readable in the given path(s)\n";
     for (const auto& s : r.job.skipped) std::cerr << "  " << s.path << ": " << s.reason << "\n";
+    if (r.job.stats.ignored_files > 0)
+      std::cerr << "  " << r.job.stats.ignored_files
+                << " file(s) in the folders do not look like logs by their names (*.log, *.txt, "
+                   "*.out, plog/...): name a file to read it whatever its name\n";
     return 2;
   }
   if (!a.json_file.empty()) {

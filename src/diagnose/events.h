@@ -112,6 +112,7 @@ struct Event {
   int64_t informer_rank = -1;
   bool exited = false;
   int64_t launcher_rank = -1;  // the rank the line's prefix names ("[rank3]:", "rank=3")
+  bool launcher_weak = false;  // that rank is a weak prefix's ("3: ", a task label or a gutter)
   int64_t src_rank = -1, dst_rank = -1, seq = -1, timeout_ms = -1, elapsed_ms = -1, ret = -1;
 };
 

@@ -94,7 +94,10 @@ bool FreeTextReader::TracebackOpen() const {
 }
 
 void FreeTextReader::ApplyContext(const LineContext& ctx, Event* ev) {
-  if (ctx.rank >= 0) ev->launcher_rank = ctx.rank;
+  if (ctx.rank >= 0 && !(ctx.rank_weak && ev->rank >= 0)) {
+    ev->launcher_rank = ctx.rank;
+    ev->launcher_weak = ctx.rank_weak;
+  }
   if (ev->pid < 0) ev->pid = ctx.pid;
   if (ev->device < 0) ev->device = ctx.device;
   if (ev->ip.empty()) ev->ip = ctx.ip;
@@ -119,6 +122,14 @@ bool FreeTextReader::Read(std::string_view line, const Loc& loc, std::vector<Eve
   std::string_view rest = LineFormats::Get().StripPrefixes(text, &ctx);
   if (!rest.empty() && IsRecordStart(rest) && !rest.starts_with("[PID:")) {
     *rest_out = rest;
+    *ctx_out = ctx;
+    return false;
+  }
+  // A plog record behind text no prefix row knows (a journald or shipper's stamp, a bullet, a
+  // grep file name): the record from its head; the prefixes read before that text still count.
+  if (const size_t at = FindRecordStart(rest, 0);
+      at != std::string_view::npos && at > 0 && !rest.substr(at).starts_with("[PID:")) {
+    *rest_out = rest.substr(at);
     *ctx_out = ctx;
     return false;
   }

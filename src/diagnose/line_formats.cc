@@ -145,7 +145,9 @@ std::string_view LineFormats::StripPrefixes(std::string_view line, LineContext* 
 std::string_view LineFormats::StripPrefixesOnly(std::string_view line, LineContext* ctx) const {
   LineContext weak;
   std::string_view rest = StripRows(line, ctx, &weak);
+  const bool had_rank = ctx->rank >= 0;
   ctx->Merge(weak);
+  if (!had_rank && ctx->rank >= 0) ctx->rank_weak = true;
   return rest;
 }
 

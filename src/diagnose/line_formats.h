@@ -20,6 +20,7 @@ struct LineContext {
   std::string ip;
   std::string proc;    // launcher's process name ("VllmWorker", a pod)
   Micros time = kNoTime;
+  bool rank_weak = false;  // the rank is a weak prefix's (a task label): a rank the line names wins
   void Merge(const LineContext& o);  // fills what this one lacks
 };
 

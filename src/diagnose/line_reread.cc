@@ -10,6 +10,7 @@
 #include "diagnose/record.h"
 #include "diagnose/scanner.h"
 #include "diagnose/text_util.h"
+#include "diagnose/file_text.h"
 
 #if defined(VIGIL_HAVE_ZLIB)
 #include <zlib.h>
@@ -29,7 +30,14 @@ std::string ReadLineAt(const std::string& path, uint64_t offset, size_t max_len)
   }
   std::string buf(max_len, '\0');
   ssize_t n = -1;
-  if (path.ends_with(".gz")) {
+  std::string text;
+  if (!path.ends_with(".gz") && ReadUtf16Text(fd, static_cast<uint64_t>(st.st_size), &text)) {
+    // The offset is in the text converted to UTF-8, as the scan read it.
+    ::close(fd);
+    if (offset >= text.size()) return {};
+    buf = text.substr(offset, max_len);
+    n = static_cast<ssize_t>(buf.size());
+  } else if (path.ends_with(".gz")) {
 #if defined(VIGIL_HAVE_ZLIB)
     // The offset is in the decompressed text: gzseek decompresses up to it (a few evidence lines).
     gzFile gz = ::gzdopen(fd, "rb");

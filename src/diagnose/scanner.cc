@@ -16,12 +16,13 @@
 #include <set>
 #include <thread>
 
-#include "diagnose/file_merge.h"
 #include "common/knowledge_base.h"
+#include "diagnose/file_merge.h"
 #include "diagnose/free_text.h"
 #include "diagnose/line_parser.h"
 #include "diagnose/piece_context.h"
 #include "diagnose/text_util.h"
+#include "diagnose/file_text.h"
 #include "diagnose/walker.h"
 
 #if defined(VIGIL_HAVE_ZLIB)
@@ -53,6 +54,11 @@ class FileParser {
     ++out_->lines;
     ++line_no_;
     if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
+    // A terminal's redraws (progress bars ending in a carriage return): what is left on screen is
+    // the text after the last one; NULs before a line are what a truncated-and-copied log leaves.
+    if (const size_t cr = line.rfind('\r'); cr != std::string_view::npos && cr + 1 < line.size())
+      line.remove_prefix(cr + 1);
+    while (!line.empty() && line.front() == '\0') line.remove_prefix(1);
     // A file saved by an editor that marks UTF-8 (a byte-order mark before its first line).
     if (offset == 0 && line.starts_with("\xEF\xBB\xBF")) {
       line.remove_prefix(3);
@@ -61,6 +67,7 @@ class FileParser {
     // Docker's JSON, a terminal's colours: the line as shown. Its records take offsets within
     // the line as shown, near enough to find it again.
     line = Unwrapped(line, &shown_);
+    line = WithoutGutter(line);
     if (line.find("\\n") != std::string_view::npos) {
       // A multi-line message printed with its newlines escaped (a Python repr, a JSON string):
       // each piece is a line, under the first piece's launcher prefixes.
@@ -82,6 +89,24 @@ class FileParser {
       }
     }
     Logical(line, offset);
+  }
+
+  // A line-number gutter ("11: " before line 11's copy, counting up by one a line: cat -n, an
+  // editor, grep -n) is not a task label: it goes.
+  std::string_view WithoutGutter(std::string_view line) {
+    size_t i = 0;
+    int64_t n = 0;
+    while (i < line.size() && i < 9 && line[i] >= '0' && line[i] <= '9')
+      n = n * 10 + (line[i++] - '0');
+    if (i == 0 || line.substr(i, 2) != ": ") {
+      gutter_prev_ = -1;
+      return line;
+    }
+    const bool follows = gutter_prev_ >= 0 && n == gutter_prev_ + 1 && line_no_ == gutter_line_ + 1;
+    gutter_lines_ += follows ? 1 : 0;
+    gutter_prev_ = n;
+    gutter_line_ = line_no_;
+    return follows ? line.substr(i + 2) : line;
   }
 
   // One line as shown: a plog record, screen output, or a record behind a launcher's prefix.
@@ -157,6 +182,11 @@ class FileParser {
     std::vector<Event> tail;
     free_.Finish(&tail);
     for (Event& e : tail) AddFreeEvent(std::move(e));
+    if (gutter_lines_ >= 2) {
+      // Line numbers: the first line of each run was read as a task label before the run showed.
+      for (Event& e : out_->events)
+        if (e.launcher_weak) e.launcher_rank = -1;
+    }
     for (CommOps& c : out_->comms) {
       std::rotate(c.recent.begin(), c.recent.begin() + static_cast<std::ptrdiff_t>(c.ring_head),
                   c.recent.end());
@@ -365,6 +395,9 @@ class FileParser {
   ProcessSeen* last_ps_ = nullptr;
   uint64_t line_no_ = 0;
   std::string shown_;  // the line being parsed out of its wrappers, when it had some
+  int64_t gutter_prev_ = -1;   // the number before the last line ("11: "), -1: none
+  uint64_t gutter_line_ = 0;   // that line's number
+  uint64_t gutter_lines_ = 0;  // lines whose number followed the line before's
   std::string escaped_;  // a piece of an escaped multi-line message under its line's prefix
   size_t error_events_ = 0;
   std::map<std::pair<int64_t, std::string>, size_t> comm_index_;
@@ -471,32 +504,6 @@ void FeedGzip(int fd, FileParser* parser, FileResult* out, std::vector<char>* bu
   ::gzclose(gz);
 }
 
-// A whole small gzip file in memory (flight-recorder dumps compressed with the plogs).
-bool GunzipAll(int fd, uint64_t limit, std::string* text) {
-  int dup_fd = ::dup(fd);
-  gzFile gz = dup_fd < 0 ? nullptr : ::gzdopen(dup_fd, "rb");
-  if (gz == nullptr) {
-    if (dup_fd >= 0) ::close(dup_fd);
-    return false;
-  }
-  char tmp[1 << 16];
-  bool ok = true;
-  while (true) {
-    int got = ::gzread(gz, tmp, sizeof(tmp));
-    if (got < 0) {
-      ok = false;
-      break;
-    }
-    if (got == 0) break;
-    if (text->size() + static_cast<size_t>(got) > limit) {
-      ok = false;
-      break;
-    }
-    text->append(tmp, static_cast<size_t>(got));
-  }
-  ::gzclose(gz);
-  return ok;
-}
 #endif
 
 // A file read with nothing useful in it is named too.
@@ -527,6 +534,14 @@ void ParseFile(const InputFile& in, uint32_t index, FileResult* out, std::vector
   }
   out->read = true;
   const bool gz = fd != 0 && IsGzip(in.path);
+  if (std::string text; !gz && in.regular && ReadUtf16Text(fd, in.size, &text)) {
+    ::close(fd);
+    *out = ParseText(text, index);
+    out->bytes = in.size;
+    if (progress != nullptr) progress->fetch_add(in.size, std::memory_order_relaxed);
+    NoteIfEmpty(out);
+    return;
+  }
   const std::string plain = gz ? in.path.substr(0, in.path.size() - 3) : in.path;
   bool json = HasSuffix(plain, ".json");
   if (json && in.size <= kMaxJsonBytes) {

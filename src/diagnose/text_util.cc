@@ -377,8 +377,51 @@ bool UnwrapJsonLog(std::string_view line, std::string* out) {
   return false;  // no closing quote: not such a line
 }
 
+namespace {
+
+// Text copied from a web page: HTML's character references for the characters logs print, and
+// the no-break space a browser copies for a space.
+bool HasHtmlText(std::string_view s) {
+  return s.find("\xC2\xA0") != std::string_view::npos ||
+         (s.find('&') != std::string_view::npos && s.find(';') != std::string_view::npos);
+}
+
+void DecodeHtmlText(std::string_view s, std::string* out) {
+  static constexpr std::pair<std::string_view, char> kRefs[] = {
+      {"&quot;", '"'}, {"&lt;", '<'},    {"&gt;", '>'},    {"&amp;", '&'},
+      {"&#39;", '\''}, {"&#x27;", '\''}, {"&apos;", '\''}, {"&nbsp;", ' '}};
+  out->clear();
+  for (size_t i = 0; i < s.size();) {
+    if (s[i] == '\xC2' && i + 1 < s.size() && s[i + 1] == '\xA0') {
+      out->push_back(' ');
+      i += 2;
+      continue;
+    }
+    bool replaced = false;
+    if (s[i] == '&') {
+      for (const auto& [ref, c] : kRefs) {
+        if (s.substr(i, ref.size()) == ref) {
+          out->push_back(c);
+          i += ref.size();
+          replaced = true;
+          break;
+        }
+      }
+    }
+    if (!replaced) out->push_back(s[i++]);
+  }
+}
+
+}  // namespace
+
 std::string_view Unwrapped(std::string_view line, std::string* buf) {
   if (line.starts_with("{\"log\":\"") && UnwrapJsonLog(line, buf)) line = *buf;
+  if (HasHtmlText(line)) {
+    std::string shown;
+    DecodeHtmlText(line, &shown);
+    buf->swap(shown);
+    line = *buf;
+  }
   if (line.find('\x1b') == std::string_view::npos) return line;
   std::string shown;
   StripAnsi(line, &shown);

@@ -1,15 +1,18 @@
 #include "diagnose/walker.h"
 
 #include <dirent.h>
+#include <fcntl.h>
 #include <linux/magic.h>
 #include <sys/stat.h>
 #include <sys/statfs.h>
+#include <unistd.h>
 
+#include <cctype>
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
-#include <set>
 #include <memory>
+#include <set>
 #include <utility>
 
 #include "diagnose/archive.h"
@@ -31,6 +34,25 @@ bool IsUnreadGzip(const std::string& name) { return HasSuffix(name, ".gz") && !G
 constexpr uint64_t kMaxWalkedArchive = 2ull << 30;
 // An archive inside an archive inside an archive is read; one level deeper is named.
 constexpr int kMaxArchiveDepth = 3;
+
+// A file without an extension in a walked folder (split's part-000, a saved capture) is read when
+// its start is text with the words of a log in it.
+bool ReadsLikeLog(const std::string& path) {
+  const std::string name = fs::path(path).filename().string();
+  if (name.find('.') != std::string::npos) return false;
+  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+  if (fd < 0) return false;
+  char buf[16384];
+  const ssize_t n = ::read(fd, buf, sizeof buf);
+  ::close(fd);
+  if (n <= 0) return false;
+  const std::string_view s(buf, static_cast<size_t>(n));
+  if (s.find('\0') != std::string_view::npos || s.find('\n') == std::string_view::npos)
+    return false;
+  for (std::string_view word : {"ERROR", "WARN", "INFO", "Error", "Traceback", "error"})
+    if (s.find(word) != std::string_view::npos) return true;
+  return false;
+}
 
 // The CANN log root above run/|debug/|security/, else the file's folder.
 std::string NodeOf(const fs::path& p) {
@@ -128,7 +150,7 @@ class Walker {
       Skip(path, "compressed (vigil was built without zlib: gunzip it first)");
       return;
     }
-    if (!explicit_file && !LooksLikeLog(path)) {
+    if (!explicit_file && !LooksLikeLog(path) && !(S_ISREG(st.st_mode) && ReadsLikeLog(path))) {
       ++res_->ignored_files;
       return;
     }
@@ -256,12 +278,15 @@ class Walker {
 bool LooksLikeLog(const std::string& path) {
   fs::path p(path);
   std::string name = p.filename().string();
-  // A compressed log is its uncompressed name's ("npu_log.txt.gz").
-  if (HasSuffix(name, ".gz") && name.size() > 3) name.resize(name.size() - 3);
-  if (HasSuffix(name, ".log") || HasSuffix(name, ".txt") || HasSuffix(name, ".json") ||
-      HasSuffix(name, ".out") || HasSuffix(name, ".err"))
+  for (char& c : name) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  // A compressed log is its uncompressed name's ("npu_log.txt.gz"), a backup copy its original's.
+  for (std::string_view suf : {".gz", ".bak", ".old", ".orig"})
+    if (HasSuffix(name, suf) && name.size() > suf.size()) name.resize(name.size() - suf.size());
+  for (std::string_view suf : {".log", ".txt", ".json", ".out", ".err", ".stdout", ".stderr"})
+    if (HasSuffix(name, suf)) return true;
+  // Rotated: "x.log.1", "x.log.2025-01-02", "x.log-20250102".
+  if (name.find(".log.") != std::string::npos || name.find(".log-") != std::string::npos)
     return true;
-  if (name.find(".log.") != std::string::npos) return true;  // rotated
   // Host system logs without an extension: messages, syslog, kern.log's siblings, dmesg and
   // their rotated or renamed copies (messages-20250101, messages.1, messages_case).
   for (std::string_view base : {"messages", "syslog", "dmesg", "kern"}) {

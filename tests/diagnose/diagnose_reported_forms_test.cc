@@ -364,5 +364,26 @@ TEST(ReportedForms, LauncherAndStoreFormsOfTrainingJobs) {
   EXPECT_TRUE(Names(f[0], 6, "reporter")) << f[0].title;
 }
 
+TEST(ReportedForms, OpsThatCannotBeComparedAreNotCalledConsistent) {
+  // HCCL's guide's op-mismatch example with the lines that name the ops lost (a wrapped copy):
+  // the op is unknown, not equal.
+  const std::string group = "[127.10.0.1%enp_60000_0_1761275812718970]";
+  auto rank = [&](int pid, int r, const std::string& t) {
+    const std::string head = "[ERROR] HCCL(" + std::to_string(pid) + ",all_reduce_test):" + t +
+                             " [task_exception_handler.cc:771] [" + std::to_string(pid) +
+                             "][TaskExecStage][Timeout][Host]Task run failed, ";
+    return head + "groupRank information is group:" + group + ", user define information[], " +
+           "rankSize[4], rankId[" + std::to_string(r) + "].\n" + head +
+           "opData information is timeStamp:[2025-10-24-11:16:55.493.816], deviceId[" +
+           std::to_string(r) +
+           "], index[21], count[256], src[0x12c0c0013000], dst[0x12c0c0014000], " +
+           "dataType[float32].\n";
+  };
+  auto f = Verdicts(rank(2111665, 0, "2025-10-24-11:18:29.499.247") +
+                    rank(2111666, 1, "2025-10-24-11:18:29.513.764"));
+  for (const Finding& g : f)
+    EXPECT_EQ(g.title.find("consistent arguments"), std::string::npos) << g.title;
+}
+
 }  // namespace
 }  // namespace vigil::diagnose

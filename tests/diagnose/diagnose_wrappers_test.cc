@@ -2,7 +2,10 @@
 // timestamping pipe (moreutils ts), a job step's task label, a compressed file's name. The
 // verdict must be the one the bare lines give.
 #include <gtest/gtest.h>
+#include <unistd.h>
 
+#include <filesystem>
+#include <fstream>
 #include <string>
 
 #include "diagnose/diagnose.h"
@@ -69,6 +72,88 @@ TEST(DiagnoseWrappers, ACompressedLogIsALog) {
   EXPECT_TRUE(LooksLikeLog("case/logs/npu_log.txt.gz"));
   EXPECT_TRUE(LooksLikeLog("case/logs/worker.out.gz"));
   EXPECT_FALSE(LooksLikeLog("case/logs/model.bin.gz"));
+}
+
+TEST(DiagnoseWrappers, ARecordBehindTextNoPrefixKnowsIsStillARecord) {
+  // HCCL's guide's stuck report (hicann/hccl docs, heartbeat fault pages) behind the stamps and
+  // marks of journald, a container runtime's pod log, a log shipper's JSON, a bullet, grep -rn,
+  // and after a progress bar's redraws and a truncated copy's NULs.
+  const std::string s =
+      "[ERROR]HCCL(1219039,all_reduce_test):2025-10-23-21:05:09.859.568[task_exception_handler.cc:"
+      "610] [1219039][TaskExecStage][HeartbeatAbnormal]Cluster Exception Location[IP/ID]:"
+      "[127.10.0.1/1], Arrival Time:[Thu Oct 23 21:03:19 2025], ExceptionType:[Stuck Occurred], "
+      "Possible Reason:1.Host process is stuck, 2.Device task is stuck";
+  auto fault = [](const std::string& text) {
+    auto f = Verdicts(text);
+    return f.empty() ? std::string("(none)") : f[0].fault;
+  };
+  const std::string bare = fault(s + "\n");
+  ASSERT_EQ(bare, "process_stuck");
+  for (const std::string& wrapped :
+       {"Jan 02 03:04:05.123456 node-1 python[1234]: " + s + "\n",
+        "2025-01-02T03:04:05.123456789Z stderr F " + s + "\n",
+        "{\"line\":\"" + s + "\",\"timestamp\":\"1735787045123456789\"}\n", "- " + s + "\n",
+        "logs/rank0/plog-1.log:12:" + s + "\n",
+        "\rLoading:  40%|####      | 4/10 [00:01<00:02]\r" + s + "\n",
+        std::string(64, '\0') + s + "\n"}) {
+    EXPECT_EQ(fault(wrapped), bare) << wrapped.substr(0, 60);
+  }
+}
+
+TEST(DiagnoseWrappers, HtmlTextFromAWebPageIsDecoded) {
+  // The TLS check line of HCCL's guide as a saved web page shows it.
+  auto f = Verdicts(
+      "[ERROR] HCCL(94774,all_reduce_test):2025-10-27-11:51:32.570.490 [topoinfo_exchange_agent.cc:"
+      "831] [94774][InitGroupStage][RanktableCheck] Value Disable for config &quot;tls&quot; is "
+      "invalid.&nbsp;Expected Value:&quot;All ranks are consistent.&quot;\n");
+  ASSERT_FALSE(f.empty());
+  EXPECT_EQ(f[0].kb, "hccl.tls_inconsistent");
+}
+
+TEST(DiagnoseWrappers, LineNumbersAreNotTaskLabels) {
+  // A copy with its line numbers ("10: ", "11: ", ...): not ranks; the line's own RankID is.
+  auto f = Verdicts(
+      "10: RuntimeError: Tensors must be contiguous\n"
+      "11: [ERROR] 2024-08-18-22:15:47 (PID:23232, Device:0, RankID:0) ERR02002 DIST invalid type\n"
+      "12: [ERROR] 2024-08-18-22:15:47 (PID:23232, Device:0, RankID:0) ERR02002 DIST invalid "
+      "type\n");
+  ASSERT_FALSE(f.empty());
+  for (const RankRef& r : f[0].ranks) EXPECT_TRUE(r.rank == 0 || r.rank < 0) << f[0].title;
+}
+
+TEST(DiagnoseWrappers, MoreNamesOfLogsInAFolder) {
+  for (const char* name : {"a.LOG", "b.Log", "c.stdout", "d.stderr", "e.txt.bak", "g.log-20250102"})
+    EXPECT_TRUE(LooksLikeLog(std::string("case/") + name)) << name;
+  EXPECT_FALSE(LooksLikeLog("case/model.bin"));
+  EXPECT_FALSE(LooksLikeLog("case/weights.bak"));
+}
+
+TEST(DiagnoseWrappers, Utf16FilesAreRead) {
+  // Windows Notepad's "Unicode" (UTF-16LE with its mark) and a big-endian file without one.
+  const std::string s =
+      "[ERROR] HCCL(1009464,all_reduce_test):2025-03-15-00:41:48.470.172 [hccl_socket.cc:110] "
+      "[1009464][InitGroupStage][RanktableDetect] socket type[0], listen on ip[192.168.2.199] and "
+      "specific port[16666] fail.\n";
+  const std::string dir = ::testing::TempDir() + "vigil-utf16-" + std::to_string(::getpid());
+  std::filesystem::create_directories(dir);
+  for (const bool be : {false, true}) {
+    std::string bytes = be ? "" : "\xFF\xFE";
+    for (char c : s) {
+      if (be) bytes.push_back('\0');
+      bytes.push_back(c);
+      if (!be) bytes.push_back('\0');
+    }
+    const std::string path = dir + (be ? "/be.log" : "/le.log");
+    std::ofstream(path, std::ios::binary) << bytes;
+    DiagnoseOptions o;
+    o.inputs = {path};
+    DiagnoseResult r = Diagnose(o);
+    ASSERT_FALSE(r.findings.empty()) << path;
+    EXPECT_EQ(r.findings[0].fault, "port_in_use") << path;
+    ASSERT_FALSE(r.findings[0].evidence.empty());
+    EXPECT_NE(r.findings[0].evidence[0].text.find("port[16666]"), std::string::npos);
+  }
+  std::filesystem::remove_all(dir);
 }
 
 }  // namespace

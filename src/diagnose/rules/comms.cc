@@ -305,11 +305,23 @@ void RuleComms(Ctx* cx) {
     // 3c: consistent and in time: the cause is not in these logs.
     Finding f;
     f.fault = "exec_timeout";
-    f.title = fmt::format("All ranks of {} timed out on {} index {} with consistent arguments", c.group,
-                          rows.front().second->op, rows.front().second->index);
-    f.summary = fmt::format("Error times are within {} of each other (HCCL_EXEC_TIMEOUT {} s) and the op, "
-                            "count and data type agree: no rank is late or inconsistent in these logs.",
-                            FormatDuration(gap), timeout_s);
+    // Fields the lines did not give (a cut or wrapped line) are unknown, not equal.
+    bool known = true;
+    for (auto& [m, tf] : rows) known = known && !tf->op.empty() && tf->index >= 0 && tf->count >= 0;
+    if (known) {
+      f.title = fmt::format("All ranks of {} timed out on {} index {} with consistent arguments",
+                            c.group, rows.front().second->op, rows.front().second->index);
+      f.summary = fmt::format(
+          "Error times are within {} of each other (HCCL_EXEC_TIMEOUT {} s) and the op, count and "
+          "data type agree: no rank is late or inconsistent in these logs.",
+          FormatDuration(gap), timeout_s);
+    } else {
+      f.title = fmt::format("All ranks of {} timed out within the timeout of each other", c.group);
+      f.summary = fmt::format(
+          "Error times are within {} of each other (HCCL_EXEC_TIMEOUT {} s); the ops could not be "
+          "compared (the op, index or count is missing from some rank's lines).",
+          FormatDuration(gap), timeout_s);
+    }
     f.code = "EI0002";
     FromKb(&f);
     f.advice += " " + CatalogueAdvice("EI0002");

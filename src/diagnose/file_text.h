@@ -1,0 +1,29 @@
+// An input file whole, as text, where it cannot be read as a stream of lines: a small gzip file
+// (flight-recorder dumps compressed beside the plogs), a log saved as UTF-16 (Windows Notepad's
+// "Unicode", PowerShell's `>`), recognised by its byte-order mark or by every other byte being
+// zero in ASCII text, and read as UTF-8.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+namespace vigil::diagnose {
+
+// Whether a file starting with `head` (its first bytes) is UTF-16; *big_endian says which order.
+bool IsUtf16(std::string_view head, bool* big_endian);
+
+// The UTF-8 text of UTF-16 `bytes` (a byte-order mark is dropped; unpaired surrogates and a
+// trailing odd byte become U+FFFD).
+std::string Utf16ToUtf8(std::string_view bytes, bool big_endian);
+
+// A UTF-16 file of at most 1 GiB at `fd` (read with pread; `size` bytes), as UTF-8 in *utf8.
+// False, reading only its first bytes, when it is not UTF-16 or is larger.
+bool ReadUtf16Text(int fd, uint64_t size, std::string* utf8);
+
+#if defined(VIGIL_HAVE_ZLIB)
+// The whole decompressed content of the gzip file at `fd` (not closed), up to `limit` bytes.
+bool GunzipAll(int fd, uint64_t limit, std::string* text);
+#endif
+
+}  // namespace vigil::diagnose
