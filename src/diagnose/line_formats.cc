@@ -154,6 +154,7 @@ std::string_view LineFormats::StripPrefixesOnly(std::string_view line, LineConte
 std::string_view LineFormats::StripRows(std::string_view line, LineContext* ctx,
                                         LineContext* weak) const {
   re2::StringPiece m[16];
+  bool looked_past = false;
   for (int round = 0; round < 8; ++round) {
     while (!line.empty() && (line.front() == ' ' || line.front() == '\t')) line.remove_prefix(1);
     if (line.empty() || (IsRecordStart(line) && !line.starts_with("[PID:"))) return line;
@@ -184,9 +185,41 @@ std::string_view LineFormats::StripRows(std::string_view line, LineContext* ctx,
       stripped = true;
       break;
     }
+    if (!stripped && !looked_past) {
+      // Text no row knows before a launcher's prefix (a journald or shipper's stamp, a bullet, a
+      // chat header): a process or rank prefix within the line's first columns, after a space or
+      // a quote, is still the line's.
+      looked_past = true;
+      const size_t skip = LauncherPrefixAhead(line);
+      if (skip != std::string_view::npos) {
+        line.remove_prefix(skip);
+        --round;
+        continue;
+      }
+    }
     if (!stripped) return line;
   }
   return line;
+}
+
+size_t LineFormats::LauncherPrefixAhead(std::string_view line) const {
+  re2::StringPiece m[1];
+  const size_t end = std::min<size_t>(line.size(), 160);
+  for (size_t at = 1; at < end; ++at) {
+    if ((line[at] != '(' && line[at] != '[') ||
+        (line[at - 1] != ' ' && line[at - 1] != '"' && line[at - 1] != '\t'))
+      continue;
+    const std::string_view rest = line.substr(at);
+    if (IsRecordStart(rest)) return std::string_view::npos;  // a record: the caller's to find
+    for (const Row& row : impl_->prefixes) {
+      if (row.weak || (row.rank < 0 && row.pid < 0)) continue;
+      if (row.re->Match(re2::StringPiece(rest.data(), rest.size()), 0, rest.size(),
+                        RE2::ANCHOR_START, m, 1) &&
+          m[0].size() > 0)
+        return at;
+    }
+  }
+  return std::string_view::npos;
 }
 
 bool LineFormats::MatchCoded(std::string_view text, CodedLine* out) const {

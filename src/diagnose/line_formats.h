@@ -57,6 +57,8 @@ class LineFormats {
   LineFormats();
   std::string_view StripPrefixesOnly(std::string_view line, LineContext* ctx) const;
   std::string_view StripRows(std::string_view line, LineContext* ctx, LineContext* weak) const;
+  // Where a process or rank prefix starts after text no row knows, within the first columns.
+  size_t LauncherPrefixAhead(std::string_view line) const;
   struct Impl;
   Impl* impl_;
 };

@@ -56,8 +56,10 @@ class FileParser {
     if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
     // A terminal's redraws (progress bars ending in a carriage return): what is left on screen is
     // the text after the last one; NULs before a line are what a truncated-and-copied log leaves.
-    if (const size_t cr = line.rfind('\r'); cr != std::string_view::npos && cr + 1 < line.size())
-      line.remove_prefix(cr + 1);
+    if (std::memchr(line.data(), '\r', line.size()) != nullptr) {
+      const size_t cr = line.rfind('\r');
+      if (cr + 1 < line.size()) line.remove_prefix(cr + 1);
+    }
     while (!line.empty() && line.front() == '\0') line.remove_prefix(1);
     // A file saved by an editor that marks UTF-8 (a byte-order mark before its first line).
     if (offset == 0 && line.starts_with("\xEF\xBB\xBF")) {

@@ -156,5 +156,30 @@ TEST(DiagnoseWrappers, Utf16FilesAreRead) {
   std::filesystem::remove_all(dir);
 }
 
+TEST(DiagnoseWrappers, ALauncherPrefixBehindUnknownTextStillNamesTheRank) {
+  // vllm-project/vllm-ascend#1579's worker line behind a bullet, a journald stamp, a chat header;
+  // and the older "(VllmWorker TP3 pid=...)" form.
+  const std::string line =
+      "(VllmWorker rank=6 pid=296) ERROR 07-17 12:09:52 [multiproc_executor.py:470] RuntimeError: "
+      "create_config:build/CMakeFiles/torch_npu.dir/compiler_depend.ts:102 HCCL function error: "
+      "hcclCommInitRootInfoConfig(numRanks, &rootInfo, rank, config, &(comm->hcclComm_)), error "
+      "code is 7\n";
+  auto ranks = [](const std::string& text) {
+    std::string s;
+    auto f = Verdicts(text);
+    if (!f.empty())
+      for (const RankRef& r : f[0].ranks) s += std::to_string(r.rank) + " ";
+    return s;
+  };
+  ASSERT_EQ(ranks(line), "6 ");
+  for (const std::string& wrapped :
+       {"- " + line, "Jan 02 03:04:05.123456 node-1 python[1234]: " + line,
+        "[10:42 AM] Alice Chen: " + line, "1735787045.123 " + line})
+    EXPECT_EQ(ranks(wrapped), "6 ") << wrapped.substr(0, 50);
+  std::string tp = line;
+  tp.replace(0, tp.find(')') + 1, "(VllmWorker TP3 pid=296)");
+  EXPECT_EQ(ranks(tp), "3 ");
+}
+
 }  // namespace
 }  // namespace vigil::diagnose
