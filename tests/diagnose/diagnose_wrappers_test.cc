@@ -174,7 +174,8 @@ TEST(DiagnoseWrappers, ALauncherPrefixBehindUnknownTextStillNamesTheRank) {
   ASSERT_EQ(ranks(line), "6 ");
   for (const std::string& wrapped :
        {"- " + line, "Jan 02 03:04:05.123456 node-1 python[1234]: " + line,
-        "[10:42 AM] Alice Chen: " + line, "1735787045.123 " + line})
+        "[10:42 AM] Alice Chen: " + line, "1735787045.123 " + line,
+        "2025-01-02T03:04:05.123456789Z stderr F " + line, "node-1 python[1234]: " + line})
     EXPECT_EQ(ranks(wrapped), "6 ") << wrapped.substr(0, 50);
   std::string tp = line;
   tp.replace(0, tp.find(')') + 1, "(VllmWorker TP3 pid=296)");
