@@ -89,10 +89,20 @@ std::string SignalName(int64_t n) {
 
 // The line without a launcher's or logger's prefix ("worker-1  | ", a kubectl timestamp): looked
 // for only inside a summary and on lines that may open one, so other lines cost nothing.
-std::string_view ElasticSummary::Body(std::string_view line) const {
+std::string_view ElasticSummary::Body(std::string_view line) {
   if (!in_block_ && line.find("Failures:") == std::string_view::npos) return line;
   LineContext ctx;
-  return LineFormats::Get().StripPrefixes(line, &ctx);
+  std::string_view body = LineFormats::Get().StripPrefixes(line, &ctx);
+  if (!in_block_) {
+    wrap_ = 0;
+    const size_t at = body.find("Failures:");
+    const size_t after = at + 9;
+    if (at != std::string_view::npos && at > 0 && at <= 120 &&
+        (after == body.size() || std::string_view(" \"<\\").find(body[after]) != std::string_view::npos))
+      wrap_ = at;
+  }
+  if (wrap_ > 0 && body.size() > wrap_) body.remove_prefix(wrap_);
+  return body;
 }
 
 bool ElasticSummary::Member(std::string_view line) {

@@ -41,7 +41,7 @@ class ElasticSummary {
   void Flush(std::vector<Event>* out);
 
  private:
-  std::string_view Body(std::string_view line) const;
+  std::string_view Body(std::string_view line);
   enum class Section { kNone, kFailures, kRoot };
   struct Entry {
     bool open = false;
@@ -55,6 +55,9 @@ class ElasticSummary {
   void Close(std::vector<Event>* out);
 
   bool in_block_ = false;
+  // Columns of text no prefix row knows before the block's header ("- ", cat -n's numbers, a
+  // shipper's JSON head): every line of the block carries as many.
+  size_t wrap_ = 0;
   Section section_ = Section::kNone;
   Entry entry_;
 };

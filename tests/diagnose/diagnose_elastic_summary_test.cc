@@ -102,6 +102,28 @@ TEST(ElasticSummary, ASummaryBehindALauncherPrefixIsRead) {
   }
 }
 
+TEST(ElasticSummary, ASummaryBehindTextNoPrefixKnowsIsRead) {
+  // Markdown bullets, cat -n's line numbers, a chat header: as many columns before every line.
+  std::vector<std::string> lines;
+  for (size_t at = 0; at < std::string(kAbort).size();) {
+    const size_t nl = std::string(kAbort).find('\n', at);
+    lines.push_back(std::string(kAbort).substr(at, nl - at));
+    at = nl + 1;
+  }
+  for (int form = 0; form < 3; ++form) {
+    std::string text;
+    for (size_t i = 0; i < lines.size(); ++i) {
+      const std::string n = std::to_string(100 + i);
+      text += (form == 0 ? std::string("- ") : form == 1 ? "   " + n + "\t" : "[10:42 AM] Ann: ") +
+              lines[i] + "\n";
+    }
+    const std::vector<Event> events = ParseText(text, 0).events;
+    auto root = WithKb(events, "framework.torchrun_first_failure");
+    ASSERT_EQ(root.size(), 1u) << form;
+    EXPECT_EQ(root[0]->rank, 1) << form;
+  }
+}
+
 TEST(ElasticSummary, OtherTextIsNotASummary) {
   std::vector<Event> ev = ParseText("  rank      : 3 (local_rank: 3)\n[1]:\n  exitcode  : 1 (pid: 7)\n", 0).events;
   EXPECT_TRUE(WithKb(ev, "framework.torchrun_first_failure").empty());
