@@ -97,8 +97,9 @@ std::string_view ElasticSummary::Body(std::string_view line) {
     wrap_ = 0;
     const size_t at = body.find("Failures:");
     const size_t after = at + 9;
+    const std::string_view ends = " \"<\\";  // the header's line ends, or a wrapper's text
     if (at != std::string_view::npos && at > 0 && at <= 120 &&
-        (after == body.size() || std::string_view(" \"<\\").find(body[after]) != std::string_view::npos))
+        (after == body.size() || ends.find(body[after]) != std::string_view::npos))
       wrap_ = at;
   }
   if (wrap_ > 0 && body.size() > wrap_) body.remove_prefix(wrap_);
