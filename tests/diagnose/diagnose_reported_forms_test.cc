@@ -385,5 +385,33 @@ TEST(ReportedForms, OpsThatCannotBeComparedAreNotCalledConsistent) {
     EXPECT_EQ(g.title.find("consistent arguments"), std::string::npos) << g.title;
 }
 
+TEST(ReportedForms, ContainersThatCannotReachTheirDevice) {
+  // vllm-project/vllm-ascend#2698 and #632 (npu-smi in a container), InternLM/lmdeploy#2585 (no
+  // device nodes), Project-HAMi/HAMi#1413 (a pod never scheduled): "no fault found" before.
+  for (const char* text :
+       {"DrvMngGetConsoleLogLevel failed. (g_conLogLevel=3)\n"
+        "dcmi module initialize failed. ret is -8005\n",
+        "DrvMngGetConsoleLogLevel failed. (g_conLogLevel=3)\n"
+        "dcmi model initialized failed, because the device is used. ret is -8020\n"}) {
+    auto f = Verdicts(text);
+    ASSERT_FALSE(f.empty()) << text;
+    EXPECT_EQ(f[0].kb, "npu_tools.dcmi_init_failed");
+    EXPECT_EQ(f[0].cls, "environment");
+  }
+  auto f = Verdicts(
+      "[ERROR] RUNTIME(1,python3.10):2024-10-14-07:24:13.025.157 [error_message_manage.cc:48]1 "
+      "FuncErrorReason:rtGetDevMsg execute failed, reason=[context pointer null]\n"
+      "[ERROR] IDEDD(1,python3.10):2024-10-14-07:24:13.097.930 [adx_dsmi.cpp:54][tid:201]>>> Get "
+      "physical device number failed, err: 87\n");
+  ASSERT_FALSE(f.empty());
+  EXPECT_EQ(f[0].kb, "driver.no_device_visible");
+  f = Verdicts(
+      "  Warning  FailedScheduling  27s   hami-scheduler  0/1 nodes are available: 1 Insufficient "
+      "huawei.com/Ascend910B3-memory. preemption: 0/1 nodes are available: 1 No preemption victims "
+      "found for incoming pod.\n");
+  ASSERT_FALSE(f.empty());
+  EXPECT_EQ(f[0].kb, "cluster.npu_resource_unschedulable");
+}
+
 }  // namespace
 }  // namespace vigil::diagnose
