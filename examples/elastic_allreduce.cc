@@ -9,6 +9,11 @@
 // agree to exclude it, and the loop goes on. Every rank contributes (original rank + 1) * (it +
 // 1) per element, so a survivor checks each sum against the members it has: those are learnt
 // from an AllGather of the original ranks, the first op of each new communicator.
+//
+// A collective a rank dies in can complete on some survivors and fail on others (the dead rank
+// had sent some of them all they needed). So after a shrink the survivors agree on where to go
+// on: the earliest iteration any of them failed (an AllReduce MIN), which the ones that had
+// passed it redo too.
 #include <signal.h>
 
 #include <cstdio>
@@ -26,6 +31,17 @@ namespace {
 int Fail(uint32_t rank, const char* what, int code) {
   std::fprintf(stderr, "elastic_allreduce rank %u: %s failed (%d)\n", rank, what, code);
   return 1;
+}
+
+// The earliest of the survivors' failed iterations.
+bool AgreeOnIteration(HcclComm comm, aclrtStream stream, long failed, long* resume) {
+  int32_t mine = static_cast<int32_t>(failed), all = -1;
+  if (HcclAllReduce(&mine, &all, 1, HCCL_DATA_TYPE_INT32, HCCL_REDUCE_MIN, comm, stream) !=
+          HCCL_SUCCESS ||
+      aclrtSynchronizeStream(stream) != ACL_SUCCESS)
+    return false;
+  *resume = all;
+  return true;
 }
 
 // The original ranks of the communicator's members, by their rank in it.
@@ -117,11 +133,15 @@ int main(int argc, char** argv) {
     HcclCommDestroy(comm);
     comm = smaller;
     if (!Members(comm, stream, rank, &members)) return Fail(rank, "AllGather of the members", -1);
+    long resume = it;
+    if (!AgreeOnIteration(comm, stream, it, &resume)) {
+      return Fail(rank, "AllReduce MIN of the iteration", -1);
+    }
     uint32_t now = 0;
     HcclGetRankId(comm, &now);
-    std::printf("rank %u: shrunk to %zu ranks, now rank %u; redoing iteration %ld\n", rank,
-                members.size(), now, it);
-    --it;
+    std::printf("rank %u: shrunk to %zu ranks, now rank %u; failed iteration %ld, going on from "
+                "iteration %ld\n", rank, members.size(), now, it, resume);
+    it = resume - 1;
   }
   std::printf("rank %u: done, %ld iterations, %d shrink(s)\n", rank, iters, shrinks);
   HcclCommDestroy(comm);

@@ -370,7 +370,11 @@ TEST(Shrink, ElasticExampleCarriesOnUnderKeepGoing) {
   EXPECT_EQ(o.exit_code, 0) << Describe(o);
   EXPECT_NE(o.launcher.find("--keep-going: the other 3 rank(s) go on"), std::string::npos)
       << o.launcher;
-  EXPECT_NE(o.launcher.find("iteration 2: sum 30 over 4 ranks"), std::string::npos);
+  // Iteration 2 completes with all four, or (rank 1 dying while some survivors still waited on
+  // its last sends) fails on some and is redone by all three from the agreed iteration.
+  EXPECT_TRUE(o.launcher.find("iteration 2: sum 30 over 4 ranks") != std::string::npos ||
+              o.launcher.find("iteration 2: sum 24 over 3 ranks") != std::string::npos)
+      << o.launcher;
   // From iteration 3 on, rank 1 ((1 + 1) * (it + 1)) is missing from every sum.
   EXPECT_NE(o.launcher.find("iteration 3: sum 32 over 3 ranks"), std::string::npos);
   EXPECT_NE(o.launcher.find("iteration 7: sum 64 over 3 ranks"), std::string::npos);
