@@ -93,6 +93,11 @@ bool ReadUtf16Text(int fd, uint64_t size, std::string* utf8) {
   const ssize_t n = ::pread(fd, head, sizeof head, 0);
   bool be = false;
   if (n <= 0 || !IsUtf16(std::string_view(head, static_cast<size_t>(n)), &be)) return false;
+  *utf8 = Utf16ToUtf8(PreadAll(fd, size), be);
+  return true;
+}
+
+std::string PreadAll(int fd, uint64_t size) {
   std::string bytes(size, '\0');
   size_t got = 0;
   while (got < bytes.size()) {
@@ -101,8 +106,7 @@ bool ReadUtf16Text(int fd, uint64_t size, std::string* utf8) {
     got += static_cast<size_t>(r);
   }
   bytes.resize(got);
-  *utf8 = Utf16ToUtf8(bytes, be);
-  return true;
+  return bytes;
 }
 
 #if defined(VIGIL_HAVE_ZLIB)

@@ -17,6 +17,10 @@ bool IsUtf16(std::string_view head, bool* big_endian);
 // trailing odd byte become U+FFFD).
 std::string Utf16ToUtf8(std::string_view bytes, bool big_endian);
 
+// Up to `size` bytes of the file at `fd` from its start (pread: the file offset is not moved);
+// fewer when it is shorter or a read fails.
+std::string PreadAll(int fd, uint64_t size);
+
 // A UTF-16 file of at most 1 GiB at `fd` (read with pread; `size` bytes), as UTF-8 in *utf8.
 // False, reading only its first bytes, when it is not UTF-16 or is larger.
 bool ReadUtf16Text(int fd, uint64_t size, std::string* utf8);

@@ -554,14 +554,7 @@ void ParseFile(const InputFile& in, uint32_t index, FileResult* out, std::vector
       got_all = GunzipAll(fd, kMaxJsonBytes, &text);
 #endif
     } else {
-      text.resize(in.size);
-      size_t got = 0;
-      while (got < text.size()) {
-        ssize_t n = ::pread(fd, text.data() + got, text.size() - got, static_cast<off_t>(got));
-        if (n <= 0) break;
-        got += static_cast<size_t>(n);
-      }
-      text.resize(got);
+      text = PreadAll(fd, in.size);
     }
     if (got_all && ParseJsonFile(text, index, &out->dumps, &out->rank_table)) {
       out->bytes = text.size();

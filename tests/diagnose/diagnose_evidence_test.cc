@@ -18,12 +18,6 @@ std::string Fact(const Finding& f, const std::string& key) {
   return {};
 }
 
-bool Names(const Finding& f, int64_t rank, const std::string& role) {
-  for (const RankRef& r : f.ranks)
-    if (r.rank == rank && r.role == role) return true;
-  return false;
-}
-
 TEST(EvidenceVerdict, OneRankTimeoutNamesThePeerAndWhatToCollect) {
   auto f = Verdicts(
       "[rank1]: EI0002: [PID: 2969] 2025-10-11-15:09:34.713.335 The wait execution of the Notify "

@@ -13,12 +13,6 @@
 namespace vigil::diagnose {
 namespace {
 
-bool Names(const Finding& f, int64_t rank, const std::string& role) {
-  for (const RankRef& r : f.ranks)
-    if (r.rank == rank && r.role == role) return true;
-  return false;
-}
-
 TEST(ReportedForms, MissingKernelBinariesAreTheInstallNotAnOperatorBug) {
   // hiyouga/LlamaFactory#4610 (ERR01005 and 561000 after it) and #3796 (the kernel config file).
   auto f = Verdicts(

@@ -18,4 +18,11 @@ inline std::vector<Finding> Verdicts(const std::string& text) {
   return ApplyRules(job);
 }
 
+// Whether a finding names `rank` in `role` ("root cause", "reporter", "late", ...).
+inline bool Names(const Finding& f, int64_t rank, const std::string& role) {
+  for (const RankRef& r : f.ranks)
+    if (r.rank == rank && r.role == role) return true;
+  return false;
+}
+
 }  // namespace vigil::diagnose
