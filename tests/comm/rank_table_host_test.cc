@@ -8,6 +8,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <filesystem>
 #include <fstream>
 #include <string>
 
@@ -145,5 +146,11 @@ int main(int argc, char** argv) {
   setenv("HCCL_IF_BASE_PORT", std::to_string(FreePort()).c_str(), 1);
   aclInit(nullptr);
   testing::InitGoogleTest(&argc, argv);
-  return RUN_ALL_TESTS();
+  const int rc = RUN_ALL_TESTS();
+  // The rank tables and logs stay for a look when a test failed; a passing run leaves nothing.
+  if (rc == 0) {
+    std::error_code ec;
+    std::filesystem::remove_all(dir, ec);
+  }
+  return rc;
 }
