@@ -139,8 +139,10 @@ int main(int argc, char** argv) {
     }
     uint32_t now = 0;
     HcclGetRankId(comm, &now);
-    std::printf("rank %u: shrunk to %zu ranks, now rank %u; failed iteration %ld, going on from "
-                "iteration %ld\n", rank, members.size(), now, it, resume);
+    std::printf(
+        "rank %u: shrunk to %zu ranks, now rank %u; failed iteration %ld, going on from "
+        "iteration %ld\n",
+        rank, members.size(), now, it, resume);
     it = resume - 1;
   }
   std::printf("rank %u: done, %ld iterations, %d shrink(s)\n", rank, iters, shrinks);

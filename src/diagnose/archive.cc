@@ -36,7 +36,8 @@ bool EndsWith(std::string_view s, std::string_view suf) {
 // The name of a single compressed file once decompressed: "rank0.log.xz" -> "rank0.log".
 std::string Decompressed(std::string name) {
   for (std::string_view suf : {".xz", ".bz2", ".zst", ".lz4", ".gz"}) {
-    if (EndsWith(name, suf) && name.size() > suf.size()) return name.substr(0, name.size() - suf.size());
+    if (EndsWith(name, suf) && name.size() > suf.size())
+      return name.substr(0, name.size() - suf.size());
   }
   return name;
 }
@@ -87,9 +88,9 @@ void RemoveOrphans(const std::string& parent) {
 }  // namespace
 
 bool IsArchiveName(const std::string& name) {
-  for (std::string_view suf : {".zip", ".7z", ".rar", ".tar", ".tgz", ".txz", ".tbz2", ".tbz",
-                               ".tar.gz", ".tar.xz", ".tar.bz2", ".tar.zst", ".xz", ".bz2",
-                               ".zst", ".lz4"}) {
+  for (std::string_view suf :
+       {".zip", ".7z", ".rar", ".tar", ".tgz", ".txz", ".tbz2", ".tbz", ".tar.gz", ".tar.xz",
+        ".tar.bz2", ".tar.zst", ".xz", ".bz2", ".zst", ".lz4"}) {
     if (EndsWith(name, suf)) return true;
   }
   return false;
@@ -105,7 +106,8 @@ bool ArchiveSpace::MakeRoot(std::string* why) {
   if (!root_.empty()) return true;
   const std::string parent = TempParent();
   RemoveOrphans(parent);
-  std::string tmpl = parent + "/" + std::string(kFolderPrefix) + std::to_string(::getpid()) + "-XXXXXX";
+  std::string tmpl =
+      parent + "/" + std::string(kFolderPrefix) + std::to_string(::getpid()) + "-XXXXXX";
   if (::mkdtemp(tmpl.data()) == nullptr) {
     *why = "cannot make a temporary folder in " + parent + ": " + std::strerror(errno);
     return false;
@@ -120,7 +122,9 @@ bool ArchiveSpace::MakeRoot(std::string* why) {
 
 #if defined(VIGIL_HAVE_LIBARCHIVE)
 
-bool ArchivesSupported() { return true; }
+bool ArchivesSupported() {
+  return true;
+}
 
 std::string ArchiveSpace::Extract(const std::string& path, ScanResult* res, std::string* why) {
   if (!MakeRoot(why)) return {};
@@ -161,13 +165,16 @@ std::string ArchiveSpace::Extract(const std::string& path, ScanResult* res, std:
       return {};
     }
     const char* p = archive_entry_pathname(e);
-    std::string member = raw ? Decompressed(fs::path(path).filename().string())
-                             : (p != nullptr ? std::string(p) : "member " + std::to_string(members));
+    std::string member =
+        raw ? Decompressed(fs::path(path).filename().string())
+            : (p != nullptr ? std::string(p) : "member " + std::to_string(members));
     if (archive_entry_filetype(e) == AE_IFDIR) continue;
     const bool wanted = raw || LooksLikeLog(member) || IsArchiveName(member);
     if (archive_entry_filetype(e) != AE_IFREG || archive_entry_hardlink(e) != nullptr) {
-      if (wanted) name_skip(member, "a link or special member of the archive: not extracted");
-      else ++res->ignored_files;
+      if (wanted)
+        name_skip(member, "a link or special member of the archive: not extracted");
+      else
+        ++res->ignored_files;
       continue;
     }
     if (!wanted) {
@@ -230,7 +237,9 @@ std::string ArchiveSpace::Extract(const std::string& path, ScanResult* res, std:
 
 #else
 
-bool ArchivesSupported() { return false; }
+bool ArchivesSupported() {
+  return false;
+}
 
 std::string ArchiveSpace::Extract(const std::string&, ScanResult*, std::string* why) {
   *why = "an archive (vigil was built without libarchive: extract it first)";

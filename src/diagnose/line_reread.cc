@@ -7,10 +7,10 @@
 #include <string>
 #include <string_view>
 
+#include "diagnose/file_text.h"
 #include "diagnose/record.h"
 #include "diagnose/scanner.h"
 #include "diagnose/text_util.h"
-#include "diagnose/file_text.h"
 
 #if defined(VIGIL_HAVE_ZLIB)
 #include <zlib.h>

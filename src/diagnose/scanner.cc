@@ -18,11 +18,11 @@
 
 #include "common/knowledge_base.h"
 #include "diagnose/file_merge.h"
+#include "diagnose/file_text.h"
 #include "diagnose/free_text.h"
 #include "diagnose/line_parser.h"
 #include "diagnose/piece_context.h"
 #include "diagnose/text_util.h"
-#include "diagnose/file_text.h"
 #include "diagnose/walker.h"
 
 #if defined(VIGIL_HAVE_ZLIB)
@@ -400,7 +400,7 @@ class FileParser {
   int64_t gutter_prev_ = -1;   // the number before the last line ("11: "), -1: none
   uint64_t gutter_line_ = 0;   // that line's number
   uint64_t gutter_lines_ = 0;  // lines whose number followed the line before's
-  std::string escaped_;  // a piece of an escaped multi-line message under its line's prefix
+  std::string escaped_;        // a piece of an escaped multi-line message under its line's prefix
   size_t error_events_ = 0;
   std::map<std::pair<int64_t, std::string>, size_t> comm_index_;
   size_t last_comm_ = SIZE_MAX;

@@ -27,7 +27,9 @@ bool HasSuffix(const std::string& s, std::string_view suf) {
 }
 
 // A single .gz, read by the scanner when built with zlib (archives are IsArchiveName's).
-bool IsUnreadGzip(const std::string& name) { return HasSuffix(name, ".gz") && !GzipSupported(); }
+bool IsUnreadGzip(const std::string& name) {
+  return HasSuffix(name, ".gz") && !GzipSupported();
+}
 
 // Archives in walked folders are read up to this size (a checkpoint tarball is not logs);
 // named ones whatever their size.

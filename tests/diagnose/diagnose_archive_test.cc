@@ -23,7 +23,8 @@ namespace fs = std::filesystem;
 
 // vllm-project/vllm-ascend#4725's listen failure, as its plog prints it.
 const std::string kListen =
-    "[ERROR] HCCL(60570,python):2025-12-04-14:46:07.911.312 [hccl_socket.cc:106] [60570][HcclSocket]"
+    "[ERROR] HCCL(60570,python):2025-12-04-14:46:07.911.312 [hccl_socket.cc:106] "
+    "[60570][HcclSocket]"
     "[Listen] socket type[0], listen on ip[192.2.2.195] and specific port[16666] fail.\n";
 
 struct Member {
@@ -75,8 +76,10 @@ class DiagnoseArchive : public ::testing::Test {
     ::setenv("TMPDIR", (dir_ / "tmp").c_str(), 1);
   }
   void TearDown() override {
-    if (had_tmpdir_) ::setenv("TMPDIR", old_tmpdir_.c_str(), 1);
-    else ::unsetenv("TMPDIR");
+    if (had_tmpdir_)
+      ::setenv("TMPDIR", old_tmpdir_.c_str(), 1);
+    else
+      ::unsetenv("TMPDIR");
     fs::remove_all(dir_);
   }
   static DiagnoseResult Run(const std::vector<std::string>& inputs) {
@@ -164,10 +167,12 @@ TEST_F(DiagnoseArchive, HostileMembersStayInsideAndAreNamed) {
          {"a/ok.log", kListen}});
   DiagnoseResult r = Run({tar});
   const std::string skipped = Skipped(r);
-  EXPECT_NE(skipped.find(tar + "/../escape.log: member path is absolute or leaves"), std::string::npos)
+  EXPECT_NE(skipped.find(tar + "/../escape.log: member path is absolute or leaves"),
+            std::string::npos)
       << skipped;
   EXPECT_NE(skipped.find(tar + "//tmp/absolute.log: member path"), std::string::npos) << skipped;
-  EXPECT_NE(skipped.find(tar + "/a/link.log: a link or special member"), std::string::npos) << skipped;
+  EXPECT_NE(skipped.find(tar + "/a/link.log: a link or special member"), std::string::npos)
+      << skipped;
   EXPECT_NE(skipped.find(tar + "/a/b/../../../up.log: member path"), std::string::npos) << skipped;
   EXPECT_FALSE(fs::exists(dir_ / "escape.log"));
   EXPECT_FALSE(fs::exists(dir_ / "up.log"));
@@ -187,14 +192,16 @@ TEST_F(DiagnoseArchive, DamagedAndFalseArchivesAreNamed) {
               std::to_string(x) + "\n";
   }
   const std::string tgz = (dir_ / "cut.tar.gz").string();
-  Write(tgz, "pax", "gzip", {{"run/plog/plog-60570_1.log", first}, {"run/plog/plog-60570_2.log", second}});
+  Write(tgz, "pax", "gzip",
+        {{"run/plog/plog-60570_1.log", first}, {"run/plog/plog-60570_2.log", second}});
   fs::resize_file(tgz, fs::file_size(tgz) / 2);
   std::ofstream(dir_ / "notes.zip") << "not a zip at all\n";
   DiagnoseResult r = Run({tgz, (dir_ / "notes.zip").string()});
   const std::string skipped = Skipped(r);
   EXPECT_NE(skipped.find(tgz + ": archive read up to here: "), std::string::npos) << skipped;
   EXPECT_NE(skipped.find(tgz + "/run/plog/plog-60570_2.log: "), std::string::npos) << skipped;
-  EXPECT_NE(skipped.find((dir_ / "notes.zip").string() + ": not an archive"), std::string::npos) << skipped;
+  EXPECT_NE(skipped.find((dir_ / "notes.zip").string() + ": not an archive"), std::string::npos)
+      << skipped;
   ASSERT_FALSE(r.findings.empty()) << skipped;  // what was read before the cut
   EXPECT_NE(r.findings[0].title.find("16666"), std::string::npos);
 }
@@ -207,7 +214,8 @@ TEST_F(DiagnoseArchive, AFolderLeftByAKilledRunIsRemoved) {
   const fs::path orphan = dir_ / "tmp" / ("vigil-diagnose-" + std::to_string(child) + "-abcdef");
   fs::create_directories(orphan / "a0");
   std::ofstream(orphan / "a0/x.log") << kListen;
-  const fs::path alive = dir_ / "tmp" / ("vigil-diagnose-" + std::to_string(::getppid()) + "-abcdef");
+  const fs::path alive =
+      dir_ / "tmp" / ("vigil-diagnose-" + std::to_string(::getppid()) + "-abcdef");
   fs::create_directories(alive);
   const std::string zip = (dir_ / "logs.zip").string();
   Write(zip, "zip", "none", {{"x.log", kListen}});
@@ -220,7 +228,8 @@ TEST_F(DiagnoseArchive, AFolderLeftByAKilledRunIsRemoved) {
 
 TEST_F(DiagnoseArchive, ArchivesInAWalkedFolderAreRead) {
   fs::create_directories(dir_ / "job/node2");
-  Write((dir_ / "job/node2/plog.zip").string(), "zip", "none", {{"run/plog/plog-60570_1.log", kListen}});
+  Write((dir_ / "job/node2/plog.zip").string(), "zip", "none",
+        {{"run/plog/plog-60570_1.log", kListen}});
   DiagnoseResult r = Run({(dir_ / "job").string()});
   ASSERT_FALSE(r.findings.empty()) << Skipped(r);
   EXPECT_EQ(r.findings[0].evidence[0].file,

@@ -114,7 +114,9 @@ TEST(ElasticSummary, ASummaryBehindTextNoPrefixKnowsIsRead) {
     std::string text;
     for (size_t i = 0; i < lines.size(); ++i) {
       const std::string n = std::to_string(100 + i);
-      text += (form == 0 ? std::string("- ") : form == 1 ? "   " + n + "\t" : "[10:42 AM] Ann: ") +
+      text += (form == 0   ? std::string("- ")
+               : form == 1 ? "   " + n + "\t"
+                           : "[10:42 AM] Ann: ") +
               lines[i] + "\n";
     }
     const std::vector<Event> events = ParseText(text, 0).events;

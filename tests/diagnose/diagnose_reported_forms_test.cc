@@ -343,7 +343,8 @@ TEST(ReportedForms, LauncherAndStoreFormsOfTrainingJobs) {
        {"(RayWorkerVllm pid=207931, ip=10.0.1.75) [E socket.cpp:922] [c10d] The client socket has "
         "timed out after 1800s while trying to connect to (172.17.0.2, 44737).\n",
         "WARNING:torch.distributed.elastic.rendezvous.dynamic_rendezvous:The node "
-        "'38049eef641b_3140_0' has failed to shutdown the rendezvous '3045048012703006698827246' due "
+        "'38049eef641b_3140_0' has failed to shutdown the rendezvous '3045048012703006698827246' "
+        "due "
         "to an error of type RendezvousConnectionError.\n"}) {
     f = Verdicts(line);
     ASSERT_FALSE(f.empty()) << line;
