@@ -408,5 +408,74 @@ TEST(ReportedForms, ContainersThatCannotReachTheirDevice) {
   EXPECT_EQ(f[0].kb, "cluster.npu_resource_unschedulable");
 }
 
+TEST(ReportedForms, InstallAndDeviceOpenCodesHaveEntriesOfTheirOwn) {
+  // PaddlePaddle/Paddle#72458: aclInit fails with 507008 (the SoC version) in a container; the
+  // EE1001 after it is the follow-on (software, low, before).
+  auto f = Verdicts(
+      "Call aclInit(nullptr) failed : 507008 at file /work/PaddleCustomDevice/backends/npu/"
+      "runtime/runtime.cc line 403\n"
+      "EE1001: [PID: 1] 2025-04-25-09:00:00.000.000 The argument is invalid.Reason: "
+      "rtGetDevMsg execute failed, reason=[context pointer null]\n");
+  ASSERT_FALSE(f.empty());
+  EXPECT_EQ(f[0].kb, "507008") << f[0].title;
+  EXPECT_EQ(f[0].cls, "environment");
+  // hiyouga/LlamaFactory#4388: an aclnn argument check (a generic second finding before).
+  f = Verdicts(
+      "[PID: 595606] 2025-11-28-18:37:41.744.591 AclNN_Parameter_Error(EZ1001): Self dtype "
+      "DT_FLOAT or mat2 dtype DT_FLOAT not support under keep type mode.\n");
+  ASSERT_FALSE(f.empty());
+  EXPECT_EQ(f[0].kb, "EZ1001") << f[0].title;
+  EXPECT_EQ(f[0].cls, "config");
+  // mindspore-lab/mindyolo#186: the device runtime never started ("no fault found" before).
+  f = Verdicts(
+      "[ERROR] DEVICE(246,ffff807c8ac0,python):2023-08-10-12:33:06.836.235 [mindspore/ccsrc/"
+      "runtime/device/kernel_runtime_manager.cc:136] WaitTaskFinishOnDevice] SyncStream failed, "
+      "exception:The pointer[stream] is null.\n");
+  ASSERT_FALSE(f.empty());
+  EXPECT_EQ(f[0].kb, "framework.mindspore_null_stream") << f[0].title;
+  EXPECT_EQ(f[0].cls, "environment");
+}
+
+TEST(ReportedForms, TheDeviceOfAReportIsTakenFromItsOtherLines) {
+  // hw-native-sys/PTOAS#765: the E39005 line names no device; the TsdOpen line under it does.
+  auto f = Verdicts(
+      "[ERROR] aclrtSetDevice(deviceId) failed: 507033 (main.cpp:98)\n"
+      "[ERROR] RecentErrMsg: [PID: 3738657] 2026-06-24-16:04:59.396.436 "
+      "Inner_Error_TSDaemon_Process_Abnormal(E39005): The TSDaemon process initialization is "
+      "abnormal.\n"
+      "        TraceBack (most recent call last):\n"
+      "        TsdOpen failed. devId=2, tdt error=1[FUNC:PrintfTsdError][FILE:runtime.cc]"
+      "[LINE:2638]\n"
+      "        open device 2 failed, runtime result = 507033.[FUNC:ReportCallError]"
+      "[FILE:log_inner.cpp][LINE:148]\n");
+  ASSERT_FALSE(f.empty());
+  EXPECT_EQ(f[0].cls, "environment") << f[0].title;
+  ASSERT_FALSE(f[0].ranks.empty());
+  EXPECT_EQ(f[0].ranks[0].device, 2);
+  // vllm-project/vllm-ascend#1993: torch_npu's line names device 0, the EL0004 under it none.
+  f = Verdicts(
+      "(EngineCore_DP0 pid=553) [ERROR] 2025-09-17-04:55:13 (PID:553, Device:0, RankID:-1) "
+      "ERR00100 PTA call acl api failed\n"
+      "(EngineCore_DP0 pid=553) EL0004: [PID: 553] 2025-09-17-04:55:13.065.712 Failed to "
+      "allocate memory.\n"
+      "(EngineCore_DP0 pid=553)         alloc device memory failed, runtime result = 207001"
+      "[FUNC:ReportCallError][FILE:log_inner.cpp][LINE:161]\n");
+  ASSERT_FALSE(f.empty());
+  EXPECT_EQ(f[0].code, "EL0004") << f[0].title;
+  ASSERT_FALSE(f[0].ranks.empty());
+  EXPECT_EQ(f[0].ranks[0].device, 0);
+  // Two processes' lines on two devices around it: no device is lent.
+  f = Verdicts(
+      "[ERROR] 2025-09-17-04:55:13 (PID:553, Device:0, RankID:-1) ERR00100 PTA call acl api "
+      "failed\n"
+      "[ERROR] 2025-09-17-04:55:13 (PID:554, Device:1, RankID:-1) ERR00100 PTA call acl api "
+      "failed\n"
+      "EL0004: 2025-09-17-04:55:13.065.712 Failed to allocate memory.\n");
+  ASSERT_FALSE(f.empty());
+  EXPECT_EQ(f[0].code, "EL0004") << f[0].title;
+  ASSERT_FALSE(f[0].ranks.empty());
+  EXPECT_EQ(f[0].ranks[0].device, -1);
+}
+
 }  // namespace
 }  // namespace vigil::diagnose

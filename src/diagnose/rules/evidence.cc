@@ -160,6 +160,25 @@ RankRef Ref(const Job& job, const Event& e, int64_t rank, const std::string& rol
   return r;
 }
 
+// Lines this close in one file, of one process, are one report.
+constexpr uint64_t kBlockLines = 20;
+
+// The device a report's other lines name when its deciding line does not ("(PID:553, Device:0,
+// RankID:-1)" above an EL0004, "TsdOpen failed. devId=2" under an E39005): one device among the
+// lines of the same process around it, else none.
+int64_t BlockDevice(const Job& job, const Event& at) {
+  int64_t device = -1;
+  for (const Event& e : job.events) {
+    if (e.device < 0 || e.loc.file != at.loc.file || !e.named_kb.empty()) continue;
+    const uint64_t a = e.loc.line, b = at.loc.line;
+    if ((a > b ? a - b : b - a) > kBlockLines) continue;
+    if (e.pid >= 0 && at.pid >= 0 && e.pid != at.pid) continue;
+    if (device >= 0 && device != e.device) return -1;
+    device = e.device;
+  }
+  return device;
+}
+
 // The ranks whose lines are in the input.
 std::set<int64_t> RanksSeen(const std::vector<Obs>& obs) {
   std::set<int64_t> s;
@@ -179,8 +198,6 @@ void ClassifyFindings(std::vector<Finding>* findings) {
   }
 }
 
-// Lines this close in one file, of one process, are one report.
-constexpr uint64_t kBlockLines = 20;
 
 // A line of a report that does not say its rank beside lines of the report that do (a "[rank0]:"
 // prefix on the first line of a CANN block, the block's next lines bare): the report is that
@@ -388,6 +405,9 @@ void RuleEvidence(const Job& job, std::vector<Finding>* findings) {
       f.ranks.push_back(Ref(job, *root->ev, root->rank, "reporter"));
     } else {
       f.ranks.push_back(Ref(job, *root->ev, subject, "root cause"));
+      if (subject == root->rank && f.ranks.back().device < 0) {
+        f.ranks.back().device = BlockDevice(job, *root->ev);
+      }
     }
     if (e.cls == "network" && root->peer >= 0 && root->peer != subject) {
       RankRef p = Ref(job, *root->ev, root->peer, "peer");
