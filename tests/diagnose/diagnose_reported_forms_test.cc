@@ -477,5 +477,76 @@ TEST(ReportedForms, TheDeviceOfAReportIsTakenFromItsOtherLines) {
   EXPECT_EQ(f[0].ranks[0].device, -1);
 }
 
+TEST(ReportedForms, FrameworkStartFailuresHaveEntries) {
+  // blog.csdn.net/beauty0220/article/details/129155215: MindSpore finds the card's memory held
+  // by another process ("no fault found" before).
+  auto f = Verdicts(
+      "RuntimeError: mindspore/ccsrc/plugin/device/ascend/hal/device/ascend_memory_adapter.cc:47 "
+      "Initialize] Malloc device memory failed, free memory size is less than half of total "
+      "memory size.Device 0 Device HBM total size:34359738368 Device HBM free size:1929908224 "
+      "may be other processes occupying this card, check as: ps -ef|grep python\n");
+  ASSERT_FALSE(f.empty());
+  EXPECT_EQ(f[0].kb, "framework.mindspore_device_memory_held") << f[0].title;
+  ASSERT_FALSE(f[0].ranks.empty());
+  EXPECT_EQ(f[0].ranks[0].device, 0);
+  // www.hiascend.com/forum/thread-0216133685096022081-1-1.html: a CPU-only MindSpore.
+  f = Verdicts(
+      "E RuntimeError: Unsupported device target Ascend. This process only supports one of the "
+      "['CPU']. Please check whether the Ascend environment is installed and configured "
+      "correctly, and check whether current mindspore wheel package was built with \"-e "
+      "Ascend\".\n");
+  ASSERT_FALSE(f.empty());
+  EXPECT_EQ(f[0].kb, "python.mindspore_cpu_only") << f[0].title;
+  EXPECT_EQ(f[0].cls, "environment");
+  // support.huaweicloud.com/intl/en-us/trouble-modelarts/modelarts_13_0074.html: exit 137.
+  f = Verdicts("[Modelarts Service Log]Training end with return code: 137\n");
+  ASSERT_FALSE(f.empty());
+  EXPECT_EQ(f[0].kb, "framework.modelarts_return_code") << f[0].title;
+  EXPECT_TRUE(Verdicts("[Modelarts Service Log]Training end with return code: 0\n").empty());
+}
+
+TEST(ReportedForms, TheSpecificReasonLeadsOverItsWrapper) {
+  // www.hiascend.com/forum/thread-02108172740147456233-1-1.html: FlashAttention called with
+  // float32 inputs; the verdict rested on torch_npu's ERR01005 before.
+  auto f = Verdicts(
+      "[E compiler_depend.ts:270] call aclnnFlashAttentionScore failed, detail:EZ9999: Inner "
+      "Error!\n"
+      "EZ9999: 2025-01-20-03:22:58.402.844 Cannot find bin of op FlashAttentionScore, integral "
+      "key 0/1/|float/ND/float/ND/float/ND/float/ND/float/ND/float/ND/float/ND/.\n"
+      "TraceBack (most recent call last):\n"
+      "Cannot find binary for op FlashAttentionScore.\n"
+      "Kernel Run failed. opType: 100, FlashAttentionScore\n"
+      "launch failed for FlashAttentionScore, errno:561000.\n"
+      "[ERROR] 2025-01-20-03:22:58 (PID:9022, Device:0, RankID:-1) ERR01005 OPS internal error\n");
+  ASSERT_FALSE(f.empty());
+  EXPECT_EQ(f[0].kb, "framework.op_binary_no_match") << f[0].title;
+  // www.hiascend.com/forum/thread-0225198294622205405-1-1.html: an invalid device id is
+  // configuration (torch_npu's "open device 2 failed" said environment before).
+  f = Verdicts(
+      "[ERROR] 2025-11-10-16:41:19 (PID:4603, Device:0, RankID:-1) ERR00100 PTA call acl api "
+      "failed\n"
+      "EE1001: [PID: 4603] 2025-11-10-16:41:19.431.327 The argument is invalid.Reason: Set device "
+      "failed, invalid device, set device=2, valid device range is [0, 2)\n"
+      "TraceBack (most recent call last):\n"
+      "rtSetDevice execute failed, reason=[device id error][FUNC:FuncErrorReason]"
+      "[FILE:error_message_manage.cc][LINE:53]\n"
+      "open device 2 failed, runtime result = 107001.[FUNC:ReportCallError][FILE:log_inner.cpp]"
+      "[LINE:161]\n");
+  ASSERT_FALSE(f.empty());
+  EXPECT_EQ(f[0].cls, "config") << f[0].title;
+  // hiascend.com troubleshooting_0050 (CANN 8.3.RC1): the driver's line names the device.
+  f = Verdicts(
+      "[ERROR] DRV(4176881,python3.7):2024-06-29-16:19:28.520.085 [ascend][curpid: 4176881, "
+      "4176881][drv][devmm][halMemCreate 3073]<errno:12, 6> Mem create failed. (ret=6; "
+      "size=20971520; side=1; devid=0)\n"
+      "[ERROR] RUNTIME(4176881,python3.7):2024-06-29-16:19:28.521.933 [api_c.cc:4738]4176881 "
+      "rtMallocPhysical:[INIT][DEFAULT]ErrCode=207001, desc=[driver error:out of memory], "
+      "InnerCode=0x7020016\n");
+  ASSERT_FALSE(f.empty());
+  EXPECT_EQ(f[0].kb, "driver.mem_alloc_failed") << f[0].title;
+  ASSERT_FALSE(f[0].ranks.empty());
+  EXPECT_EQ(f[0].ranks[0].device, 0);
+}
+
 }  // namespace
 }  // namespace vigil::diagnose

@@ -163,20 +163,29 @@ RankRef Ref(const Job& job, const Event& e, int64_t rank, const std::string& rol
 // Lines this close in one file, of one process, are one report.
 constexpr uint64_t kBlockLines = 20;
 
-// The device a report's other lines name when its deciding line does not ("(PID:553, Device:0,
-// RankID:-1)" above an EL0004, "TsdOpen failed. devId=2" under an E39005): one device among the
-// lines of the same process around it, else none.
-int64_t BlockDevice(const Job& job, const Event& at) {
-  int64_t device = -1;
+// The device and process a report's other lines name when its deciding line does not ("(PID:553,
+// Device:0, RankID:-1)" above an EL0004, "TsdOpen failed. devId=2" under an E39005): the one
+// device, and the one process, the lines around it in its file name (of its process when it
+// names one); none where they name two.
+void LendBlockIdentity(const Job& job, const Event& at, RankRef* r) {
+  int64_t device = -1, pid = -1;
+  bool devices = true, pids = true;
   for (const Event& e : job.events) {
-    if (e.device < 0 || e.loc.file != at.loc.file || !e.named_kb.empty()) continue;
+    if (e.loc.file != at.loc.file || !e.named_kb.empty()) continue;
     const uint64_t a = e.loc.line, b = at.loc.line;
     if ((a > b ? a - b : b - a) > kBlockLines) continue;
     if (e.pid >= 0 && at.pid >= 0 && e.pid != at.pid) continue;
-    if (device >= 0 && device != e.device) return -1;
-    device = e.device;
+    if (e.device >= 0) {
+      devices = devices && (device < 0 || device == e.device);
+      device = e.device;
+    }
+    if (e.pid >= 0) {
+      pids = pids && (pid < 0 || pid == e.pid);
+      pid = e.pid;
+    }
   }
-  return device;
+  if (r->device < 0 && devices) r->device = device;
+  if (r->pid < 0 && pids) r->pid = pid;
 }
 
 // The ranks whose lines are in the input.
@@ -405,9 +414,7 @@ void RuleEvidence(const Job& job, std::vector<Finding>* findings) {
       f.ranks.push_back(Ref(job, *root->ev, root->rank, "reporter"));
     } else {
       f.ranks.push_back(Ref(job, *root->ev, subject, "root cause"));
-      if (subject == root->rank && f.ranks.back().device < 0) {
-        f.ranks.back().device = BlockDevice(job, *root->ev);
-      }
+      if (subject == root->rank) LendBlockIdentity(job, *root->ev, &f.ranks.back());
     }
     if (e.cls == "network" && root->peer >= 0 && root->peer != subject) {
       RankRef p = Ref(job, *root->ev, root->peer, "peer");
