@@ -492,6 +492,18 @@ Job BuildJob(ScanResult&& scan) {
         break;
       }
     }
+  } else {
+    // No echo: the timeout the device's notify-wait timeouts print is the one HCCL set for them
+    // ("hccl fftsplus task timeout ... timeout:1836", "notify wait timeout ... timeout=204s").
+    for (const Event& ev : job.events) {
+      if ((ev.kb == "runtime.fftsplus_timeout" || ev.kb == "runtime.event_wait_timeout") &&
+          ev.timeout_ms > 0 && ev.timeout_ms % 1000 == 0) {
+        job.exec_timeout_s = ev.timeout_ms / 1000;
+        job.exec_timeout_from_log = true;
+        job.exec_timeout_loc = ev.loc;
+        break;
+      }
+    }
   }
   return job;
 }

@@ -46,7 +46,10 @@ bool IsCause(const kb::Entry& e) { return e.role == "cause" && e.cls != "timeout
 // not what: they rank after every specific entry.
 bool IsWeak(const kb::Entry& e) {
   bool number = !e.code.empty() && std::all_of(e.code.begin(), e.code.end(), [](char c) { return c >= '0' && c <= '9'; });
+  // Catch-all codes: HCCL's and CANN's EI9999, EZ9999 ..., torch_npu's ERR99999 (its exit hook
+  // saw an exception that is not its own).
   return e.id.starts_with("hccl_result.") || (e.code.size() == 6 && e.code.substr(2) == "9999") ||
+         (e.code.size() == 8 && e.code.starts_with("ERR") && e.code.ends_with("99999")) ||
          (number && e.role == "either");
 }
 bool IsSymptom(const kb::Entry& e) { return e.role == "symptom" || e.cls == "timeout"; }
