@@ -191,6 +191,40 @@ void LendBlockIdentity(const Job& job, const Event& at, RankRef* r) {
   if (r->pid < 0 && pids) r->pid = pid;
 }
 
+// Ranks whose reports at one sequence number name different collectives.
+struct OpSplit {
+  int64_t seq = -1;                      // the sequence number, -1 when the reports agree
+  std::map<int64_t, std::string> op_of;  // each rank's collective there
+  int64_t odd = -1;                      // the one rank whose collective no other rank ran
+  std::string common;                    // the collective of all the others
+};
+
+OpSplit SplitAtOneSeq(const std::vector<Obs>& symptoms) {
+  std::map<int64_t, std::map<int64_t, std::string>> at;  // seq -> rank -> op
+  for (const Obs& s : symptoms) {
+    if (s.rank < 0 || s.ev->seq < 0 || s.ev->op.empty()) continue;
+    at[s.ev->seq].emplace(s.rank, s.ev->op);
+  }
+  for (auto& [seq, ops] : at) {
+    std::map<std::string, std::vector<int64_t>> ranks_of;
+    for (const auto& [r, op] : ops) ranks_of[op].push_back(r);
+    if (ranks_of.size() < 2) continue;
+    OpSplit split;
+    split.seq = seq;
+    split.op_of = ops;
+    if (ranks_of.size() == 2) {
+      auto a = ranks_of.begin(), b = std::next(a);
+      if (a->second.size() == 1 && b->second.size() > 1) std::swap(a, b);
+      if (b->second.size() == 1 && a->second.size() > 1) {
+        split.odd = b->second[0];
+        split.common = a->first;
+      }
+    }
+    return split;
+  }
+  return {};
+}
+
 // The ranks whose lines are in the input.
 std::set<int64_t> RanksSeen(const std::vector<Obs>& obs) {
   std::set<int64_t> s;
@@ -460,6 +494,9 @@ void RuleEvidence(const Job& job, std::vector<Finding>* findings) {
         behind_seq = low->second;
       }
     }
+    // Reports at one sequence number that name different collectives (a watchdog's OpType): the
+    // ranks issued different calls there; a rank alone with its call is the one that diverged.
+    const OpSplit split = behind < 0 ? SplitAtOneSeq(symptoms) : OpSplit{};
     const kb::Entry& e = *first.entry;
     f.fault = "kb_" + e.cls;
     f.cls = e.cls;
@@ -467,7 +504,38 @@ void RuleEvidence(const Job& job, std::vector<Finding>* findings) {
     f.code = e.code;
     f.time = first.ev->time;
     const kb::ClassInfo* ci = base.Class(e.cls);
-    if (behind >= 0) {
+    if (split.seq >= 0) {
+      const kb::ClassInfo* cc = base.Class("consistency");
+      f.fault = "kb_consistency";
+      f.cls = "consistency";
+      std::string calls;
+      for (const auto& [r, op] : split.op_of) {
+        calls += fmt::format("{}rank {} {}", calls.empty() ? "" : ", ", r, op);
+      }
+      f.title = split.odd >= 0
+                    ? fmt::format("{}: rank {} ran {} where the others ran {} (sequence {}): {}",
+                                  Label(e), split.odd, split.op_of.at(split.odd), split.common,
+                                  split.seq, cc ? cc->name : "consistency")
+                    : fmt::format("{}: ranks ran different collectives at sequence {} ({}): {}",
+                                  Label(e), split.seq, calls, cc ? cc->name : "consistency");
+      f.summary = e.meaning +
+                  fmt::format(" The reports at sequence number {} name different collectives ({}): "
+                              "the ranks issued different calls there (a code path taken on some "
+                              "ranks only, or calls in different orders), and each waited for peers "
+                              "that were in another collective.",
+                              split.seq, calls);
+      for (const Obs& s : symptoms) {
+        if (split.odd >= 0 && s.rank == split.odd) {
+          f.ranks.push_back(Ref(job, *s.ev, split.odd, "suspect"));
+          break;
+        }
+      }
+      f.confidence = split.odd >= 0 ? "medium" : "low";
+      f.score = split.odd >= 0 ? 60 : 50;
+      collect.push_back(fmt::format("each rank's Python stack at sequence {} (which call each made "
+                                    "and why)",
+                                    split.seq));
+    } else if (behind >= 0) {
       f.title = fmt::format("{}: rank {} fell behind the others (sequence {} against {}): {}", Label(e), behind,
                             behind_seq, others_seq, ci ? ci->name : e.cls);
       f.summary = e.meaning + fmt::format(

@@ -96,6 +96,18 @@ void RuleLink(Ctx* cx) {
     std::set<int64_t> waited;
     for (const Event* t : timeouts)
       if (t->kind == EventKind::kLinkTimeout && t->rank >= 0) waited.insert(t->rank);
+    // Without a list of the missing: the ranks the failed links lead to ("Transport init error
+    // ... rank[11] ... dst_rank[14]") but the reporters' own ranks.
+    if (ranks.empty()) {
+      std::set<int64_t> own, dest;
+      for (const Event& e : job.events) {
+        if (e.code != "EI0009" || e.remote_rank < 0) continue;
+        if (e.rank >= 0) own.insert(e.rank);
+        dest.insert(e.remote_rank);
+      }
+      for (int64_t r : dest)
+        if (!own.count(r)) ranks.insert(r);
+    }
     std::vector<int64_t> rv(ranks.begin(), ranks.end());
     // The code the verdict cites: EI0015 (the root's rank-table detection) when that is what the
     // ranks printed and no socket timeout (EI0006) is among the reports.
