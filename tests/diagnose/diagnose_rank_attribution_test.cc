@@ -144,5 +144,29 @@ TEST(RankAttribution, ARuntimeNotifyWaitTimeoutIsReadWithItsDeviceAndTimeout) {
   EXPECT_TRUE(job.exec_timeout_from_log);
 }
 
+TEST(RankAttribution, APeerThatDidNotSendIsTheOneItsLinkErrorNames) {
+  // vllm-project/vllm-ascend#1565: rank 0's EI0006 "Remote Rank did not send" and, under it, the
+  // link to rank 1 (its worker had died two minutes before).
+  const std::string pre = "ERROR 07-01 00:40:04 [engine.py:458] ";
+  auto f = Verdicts(
+      "(VllmWorkerProcess pid=176981) ERROR 07-01 00:38:05 [multiproc_worker_utils.py:239] "
+      "_pickle.UnpicklingError: invalid load key, '\\x00'.\n" +
+      pre +
+      "EI0006: [PID: 176930] 2025-07-01-00:40:04.135.732 Getting socket times out. Reason: "
+      "Remote Rank did not send the data in time. Please check the reason for the rank being "
+      "stuck\n" +
+      pre + "        TraceBack (most recent call last):\n" + pre +
+      "        Transport init error. Reason: [Create][DestLink]Create Dest error! createLink "
+      "para:rank[0]-localUserrank[0]-localIpAddr[172.17.0.2], dst_rank[1]-remoteUserrank[1]-"
+      "remote_ip_addr[172.17.0.2]\n");
+  ASSERT_FALSE(f.empty());
+  bool named = false;
+  for (const Finding& x : f) {
+    named = named || Names(x, 1, "missing") || Names(x, 1, "root cause");
+    EXPECT_FALSE(Names(x, 0, "root cause")) << x.title;
+  }
+  EXPECT_TRUE(named) << f[0].title;
+}
+
 }  // namespace
 }  // namespace vigil::diagnose

@@ -225,6 +225,21 @@ OpSplit SplitAtOneSeq(const std::vector<Obs>& symptoms) {
   return {};
 }
 
+// The one peer the observations around `at` (its file, its process, kBlockLines) name, other
+// than its own rank; -1 when they name none or several.
+int64_t BlockPeer(const std::vector<Obs>& obs, const Obs& at) {
+  int64_t peer = -1;
+  for (const Obs& o : obs) {
+    const uint64_t a = o.ev->loc.line, b = at.ev->loc.line;
+    if (o.ev->loc.file != at.ev->loc.file || (a > b ? a - b : b - a) > kBlockLines) continue;
+    if (o.ev->pid >= 0 && at.ev->pid >= 0 && o.ev->pid != at.ev->pid) continue;
+    if (o.peer < 0 || o.peer == at.rank || o.peer == o.rank) continue;
+    if (peer >= 0 && peer != o.peer) return -1;
+    peer = o.peer;
+  }
+  return peer;
+}
+
 // The ranks whose lines are in the input.
 std::set<int64_t> RanksSeen(const std::vector<Obs>& obs) {
   std::set<int64_t> s;
@@ -410,6 +425,9 @@ void RuleEvidence(const Job& job, std::vector<Finding>* findings) {
         if (s.peer >= 0 && s.peer != s.rank) ++peers[s.peer];
       if (!peers.empty())
         subject = std::max_element(peers.begin(), peers.end(), [](auto& a, auto& b) { return a.second < b.second; })->first;
+      // Else the one peer the report's other lines name ("Transport init error ... dst_rank[1]"
+      // under "Remote Rank did not send the data in time").
+      if (subject < 0) subject = BlockPeer(obs, *root);
     }
     f.fault = "kb_" + e.cls;
     f.cls = e.cls;
