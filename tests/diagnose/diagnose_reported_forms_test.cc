@@ -548,5 +548,65 @@ TEST(ReportedForms, TheSpecificReasonLeadsOverItsWrapper) {
   EXPECT_EQ(f[0].ranks[0].device, 0);
 }
 
+TEST(ReportedForms, VersionsThatDoNotBelongTogetherAreTheEnvironment) {
+  // sgl-project/sglang#16360 (and vllm-ascend#7423 for Ascend310P3): triton-ascend's compiler
+  // does not know the chip; the bare MLIRCompilationError line was the verdict before.
+  auto f = Verdicts(
+      "triton.compiler.errors.MLIRCompilationError: \n"
+      "///------------------[ERROR][Triton][BEG]------------------\n"
+      "[ConvertLinalgRToBinary] encounters error:\n"
+      "bishengir-compile: for the --target option: Cannot find option named 'Ascend910B4-1'!\n");
+  ASSERT_FALSE(f.empty());
+  EXPECT_EQ(f[0].kb, "framework.compiler_unknown_soc") << f[0].title;
+  EXPECT_EQ(f[0].cls, "environment");
+  // PaddlePaddle/PaddleCustomDevice#2452: a plugin built for CANN 8.0 loaded with CANN 8.5
+  // ("no log records" before).
+  f = Verdicts(
+      "ValueError: (InvalidArgument) Fail to open library: \n"
+      "/usr/local/lib/python3.10/dist-packages/paddle_custom_device/libpaddle-custom-npu.so \n"
+      "with error: /usr/local/Ascend/nnal/atb/latest/atb/cxx_abi_1/lib/libtbe_adapter.so: \n"
+      "undefined symbol: _ZN3Mki2DlC1ERKNSt7__cxx1112basic_stringIcSt11char_traitsIcESaIcEEEb\n");
+  ASSERT_FALSE(f.empty());
+  EXPECT_EQ(f[0].kb, "python.undefined_symbol") << f[0].title;
+  EXPECT_EQ(f[0].cls, "environment");
+  // lm-sys/FastChat#2842: memory allocated in a process that never set its device; the EE1001
+  // under it was the verdict before.
+  f = Verdicts(
+      "(allocate:torch_npu/csrc/core/npu/NPUCachingAllocator.cpp:2050 NPU error, error code is "
+      "107002\n"
+      "[Error]: The context is empty.\n"
+      "        Check whether acl.rt.set_context or acl.rt.set_device is called.\n"
+      "EE1001: The argument is invalid.Reason: rtGetDevMsg execute failed, reason=[context "
+      "pointer null]\n");
+  ASSERT_FALSE(f.empty());
+  EXPECT_EQ(f[0].kb, "107002") << f[0].title;
+  // hiyouga/LlamaFactory#7986: E40021 with the rank's device (a generic code before).
+  f = Verdicts(
+      "[rank3]: RuntimeError: InnerRun:build/CMakeFiles/torch_npu.dir/compiler_depend.ts:218 OPS "
+      "function error: Conv3D, error code is 500002\n"
+      "[rank3]: [ERROR] 2025-07-17-11:24:31 (PID:2000, Device:3, RankID:3) ERR01100 OPS call acl "
+      "api failed\n"
+      "[rank3]: E40021: [PID: 2000] 2025-07-17-11:24:31.572.955 Failed to compile Op "
+      "[Conv3D1_to_Conv3dv2,[Conv3D1,Conv3D1]].\n");
+  ASSERT_FALSE(f.empty());
+  EXPECT_EQ(f[0].code, "E40021") << f[0].title;
+  EXPECT_TRUE(Names(f[0], 3, "root cause")) << f[0].title;
+}
+
+TEST(ReportedForms, ADeadProcessIsNotGivenItsReportersPid) {
+  // ray-project/ray#49998: the driver's exit hook (ERR99999, pid 39837) printed beside the dead
+  // worker's report; the worker's pid is not in the lines.
+  auto f = Verdicts(
+      "[ERROR] 2025-02-05-07:50:38 (PID:39837, Device:-1, RankID:-1) ERR99999 UNKNOWN "
+      "application exception\n"
+      "    The actor is dead because its worker process has died. Worker exit type: SYSTEM_ERROR "
+      "Worker exit detail: Worker unexpectedly exits with a connection error code 2. End of "
+      "file.\n");
+  ASSERT_FALSE(f.empty());
+  EXPECT_EQ(f[0].kb, "framework.ray_actor_died") << f[0].title;
+  ASSERT_FALSE(f[0].ranks.empty());
+  EXPECT_NE(f[0].ranks[0].pid, 39837);
+}
+
 }  // namespace
 }  // namespace vigil::diagnose

@@ -469,7 +469,10 @@ void RuleEvidence(const Job& job, std::vector<Finding>* findings) {
       f.ranks.push_back(Ref(job, *root->ev, root->rank, "reporter"));
     } else {
       f.ranks.push_back(Ref(job, *root->ev, subject, "root cause"));
-      if (subject == root->rank) LendBlockIdentity(job, *root->ev, &f.ranks.back());
+      // Not for a process that died or hung: the lines around it are its reporter's.
+      if (subject == root->rank && e.cls != "process") {
+        LendBlockIdentity(job, *root->ev, &f.ranks.back());
+      }
     }
     if (e.cls == "network" && root->peer >= 0 && root->peer != subject) {
       RankRef p = Ref(job, *root->ev, root->peer, "peer");
