@@ -600,6 +600,16 @@ TEST(ReportedForms, VersionsThatDoNotBelongTogetherAreTheEnvironment) {
   EXPECT_TRUE(Names(f[0], 3, "root cause")) << f[0].title;
 }
 
+TEST(ReportedForms, AGraphRuntimesFailedOperatorIsRead) {
+  // InternLM/lmdeploy#4272: garbled output, the process goes on ("no fault found" before).
+  auto f = Verdicts(
+      "(RayWorkerWrapper pid=30789) [2026-01-20 05:42:19.692] [dicp] [error] [model.cpp:304] op "
+      "command execute node[65516] fail, error code: 65516 [repeated 105x across cluster]\n");
+  ASSERT_FALSE(f.empty());
+  EXPECT_EQ(f[0].kb, "framework.dicp_op_failed") << f[0].title;
+  EXPECT_EQ(f[0].cls, "software");
+}
+
 TEST(ReportedForms, ADeadProcessIsNotGivenItsReportersPid) {
   // ray-project/ray#49998: the driver's exit hook (ERR99999, pid 39837) printed beside the dead
   // worker's report; the worker's pid is not in the lines.
