@@ -107,6 +107,7 @@ std::vector<Finding> ApplyRules(const Job& job) {
   ClassifyFindings(&cx.out);
   Job uncleared;  // filled only when an alarm was raised and later cleared
   RuleEvidence(WithoutClearedAlarms(job, &uncleared), &cx.out);
+  if (cx.out.empty()) RuleUnexplainedError(&cx);
   for (Finding& f : cx.out)
     for (Evidence& e : f.evidence)
       if (e.text.empty()) e.text = ReadLineAt(job.OpenPath(e.loc), e.loc.offset);

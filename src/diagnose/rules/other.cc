@@ -74,4 +74,53 @@ void RuleOther(Ctx* cx) {
   }
 }
 
+// Nothing recognised, but processes wrote ERROR records: the earliest one, named as what it is
+// (an error no rule or entry explains), so that the verdict points at it instead of "no fault".
+void RuleUnexplainedError(Ctx* cx) {
+  const Job& job = cx->job;
+  int64_t first = -1, errors = 0, processes = 0;
+  for (size_t i = 0; i < job.processes.size(); ++i) {
+    const Process& p = job.processes[i];
+    if (p.errors <= 0 || p.first_error_text.empty()) continue;
+    errors += p.errors;
+    ++processes;
+    const Process* q = first < 0 ? nullptr : &job.processes[static_cast<size_t>(first)];
+    if (q == nullptr || (p.first_error != kNoTime &&
+                         (q->first_error == kNoTime || p.first_error < q->first_error))) {
+      first = static_cast<int64_t>(i);
+    }
+  }
+  if (first < 0) return;
+  const Process& p = job.processes[static_cast<size_t>(first)];
+  Finding f;
+  f.fault = "unexplained_error";
+  // "[ERROR] LITE(30860,...):2023-11-10-03:19:29.005.385 [file.cc:756] Func] message": the
+  // module and the message for the title.
+  std::string_view text = p.first_error_text, module;
+  if (const size_t open = text.find("] "), paren = text.find('(');
+      text.starts_with('[') && open != std::string_view::npos && paren != std::string_view::npos &&
+      open < paren) {
+    module = text.substr(open + 2, paren - open - 2);
+    if (const size_t head = text.find("):"), end = text.find("] ", head);
+        head != std::string_view::npos && end != std::string_view::npos) {
+      text.remove_prefix(end + 2);
+    }
+  }
+  f.title = fmt::format("An ERROR record no rule explains{}{}: {}",
+                        module.empty() ? "" : " from " + std::string(module),
+                        p.pid >= 0 ? fmt::format(" (pid {})", p.pid) : std::string(),
+                        Printable(text, 160));
+  f.summary = fmt::format(
+      "No line matches a failure the knowledge base describes, but {} ERROR record(s) of {} "
+      "process(es) were written; this is the earliest. Its module and message are where to start.",
+      errors, processes);
+  FromKb(&f);
+  f.confidence = "low";
+  f.score = 30;
+  f.time = p.first_error;
+  f.ranks.push_back(cx->Ref(first, "reporter"));
+  f.evidence.push_back(cx->EvLoc(p.first_error_loc, "earliest ERROR record"));
+  cx->out.push_back(std::move(f));
+}
+
 }  // namespace vigil::diagnose::rules

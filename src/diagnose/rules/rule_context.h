@@ -133,6 +133,7 @@ void RuleConsistency(Ctx* cx);  // consistency.cc
 void RuleWaitChain(Ctx* cx);        // wait_chain.cc
 void RuleTimeoutReports(Ctx* cx);   // timeout_reports.cc
 void RuleOther(Ctx* cx);        // other.cc
+void RuleUnexplainedError(Ctx* cx);  // other.cc: when nothing else was found
 void RuleRecovery(Ctx* cx);     // recovery.cc (op retry)
 void RuleShrink(Ctx* cx);       // shrink.cc
 
