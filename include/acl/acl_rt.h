@@ -23,6 +23,20 @@ extern "C" {
 #define ACL_CONTINUE_ON_FAILURE 0x00000000u
 #define ACL_STOP_ON_FAILURE 0x00000001u
 
+typedef enum aclrtStreamStatus {
+  ACL_STREAM_STATUS_COMPLETE = 0,
+  ACL_STREAM_STATUS_NOT_READY = 1,
+  ACL_STREAM_STATUS_RESERVED = 0xFFFF,
+} aclrtStreamStatus;
+
+typedef enum aclrtCallbackBlockType {
+  ACL_CALLBACK_NO_BLOCK,
+  ACL_CALLBACK_BLOCK,
+} aclrtCallbackBlockType;
+
+typedef void (*aclrtCallback)(void* userData);
+typedef void (*aclrtHostFunc)(void* args);
+
 typedef enum aclrtEventStatus {
   ACL_EVENT_STATUS_COMPLETE = 0,
   ACL_EVENT_STATUS_NOT_READY = 1,
@@ -203,6 +217,24 @@ ACL_FUNC_VISIBILITY aclError aclrtSynchronizeDevice(void);
  * error. */
 ACL_FUNC_VISIBILITY aclError aclrtSetStreamFailureMode(aclrtStream stream, uint64_t mode);
 ACL_FUNC_VISIBILITY aclError aclrtSynchronizeDeviceWithTimeout(int32_t timeout);
+/* Complete: every task enqueued on the stream so far has run. */
+ACL_FUNC_VISIBILITY aclError aclrtStreamQuery(aclrtStream stream, aclrtStreamStatus* status);
+
+/* Host work in stream order. aclrtLaunchHostFunc: fn(args) runs when the stream reaches it, and
+ * the stream's later tasks wait for it. aclrtLaunchCallback: the stream must first be given to a
+ * thread with aclrtSubscribeReport (else ACL_ERROR_RT_STREAM_NO_CB_REG); when the stream reaches
+ * the callback, that thread runs it inside its next aclrtProcessReport (ACL_CALLBACK_BLOCK: the
+ * stream waits until it returned). aclrtProcessReport waits up to timeout ms (-1: forever) for
+ * one callback of the calling thread's streams and runs it: ACL_ERROR_RT_REPORT_TIMEOUT when none
+ * came, ACL_ERROR_RT_THREAD_SUBSCRIBE when the thread has no stream. A stream has one such
+ * thread; a thread may serve several streams. threadId is the thread's pthread_t. */
+ACL_FUNC_VISIBILITY aclError aclrtLaunchHostFunc(aclrtStream stream, aclrtHostFunc fn, void* args);
+ACL_FUNC_VISIBILITY aclError aclrtSubscribeReport(uint64_t threadId, aclrtStream stream);
+ACL_FUNC_VISIBILITY aclError aclrtLaunchCallback(aclrtCallback fn, void* userData,
+                                                 aclrtCallbackBlockType blockType,
+                                                 aclrtStream stream);
+ACL_FUNC_VISIBILITY aclError aclrtProcessReport(int32_t timeout);
+ACL_FUNC_VISIBILITY aclError aclrtUnSubscribeReport(uint64_t threadId, aclrtStream stream);
 
 /* Contexts: one per aclrtCreateContext, bound to a device; setting one sets the device. */
 ACL_FUNC_VISIBILITY aclError aclrtCreateContext(aclrtContext* context, int32_t deviceId);

@@ -391,6 +391,7 @@ ACL_FUNC_VISIBILITY aclError aclrtCreateStream(aclrtStream* stream) {
 ACL_FUNC_VISIBILITY aclError aclrtDestroyStream(aclrtStream stream) {
   CHECK_NOT_NULL("aclrtDestroyStream", stream);
   return Guard("aclrtDestroyStream", [&]() -> aclError {
+    vigil::api::ForgetSubscription(vigil::rt::StreamFromHandle(stream));
     aclError rc = vigil::rt::DestroyStream(stream);
     if (rc == ACL_ERROR_RT_PARAM_INVALID) {
       VIGIL_RT_FAIL("aclrtDestroyStream failed: param stream[{}] is not a valid stream (unknown "

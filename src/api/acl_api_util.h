@@ -70,6 +70,9 @@ inline aclError ResolveStream(const char* api, aclrtStream handle,
   return ACL_SUCCESS;
 }
 
+// A destroyed stream loses its callback thread (acl_callback_api.cc).
+void ForgetSubscription(const vigil::rt::Stream* stream);
+
 inline std::shared_ptr<vigil::rt::Event> ResolveEvent(const char* api, aclrtEvent handle) {
   auto event = vigil::rt::EventRef(handle);
   if (!event) {

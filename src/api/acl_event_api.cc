@@ -250,7 +250,7 @@ ACL_FUNC_VISIBILITY aclError aclrtQueryEventWaitStatus(aclrtEvent event,
   CHECK_NOT_NULL(kApi, event);
   CHECK_NOT_NULL(kApi, status);
   aclError rc = ACL_SUCCESS;
-  auto ev = UsableEvent(kApi, event, true, true, false, &rc);
+  auto ev = UsableEvent(kApi, event, false, true, false, &rc);
   if (!ev) return rc;
   *status = ev->Waiters() == 0 ? ACL_EVENT_WAIT_STATUS_COMPLETE : ACL_EVENT_WAIT_STATUS_NOT_READY;
   return ACL_SUCCESS;

@@ -470,15 +470,34 @@ HcclResult HcclBatchSendRecv(HcclSendRecvItem* sendRecvInfo, uint32_t itemNum, H
     }
     VIGIL_CHECK(ck.Type(it.dataType, "dataType"));
     VIGIL_CHECK(ck.Root(it.remoteRank, c.comm->size(), "remoteRank"));
-    if (it.remoteRank == c.comm->rank()) {
-      return ArgError(ck.api(), HCCL_E_PARA,
-                      fmt::format("{}.remoteRank[{}] is this rank itself", where, it.remoteRank));
-    }
     VIGIL_CHECK(ck.Count(it.count, it.dataType, 1, "count"));
     VIGIL_CHECK(ck.Ptr(it.buf, "buf", it.count > 0));
     if (it.count == 0) continue;
     d.items.push_back({it.sendRecvType == HCCL_SEND, it.buf, it.count, it.dataType, it.remoteRank});
     d.count += it.count;
+  }
+  // Items to this rank itself are a local copy, as in HCCL: its k-th send to itself goes to its
+  // k-th receive from itself, which must be as long and of the same type.
+  std::vector<const vigil::alg::P2pItem*> self_sends, self_recvs;
+  for (const auto& item : d.items) {
+    if (item.peer == c.comm->rank()) (item.send ? self_sends : self_recvs).push_back(&item);
+  }
+  if (self_sends.size() != self_recvs.size()) {
+    return ArgError(ck.api(), HCCL_E_PARA,
+                    fmt::format("{} send(s) and {} receive(s) address this rank itself: each "
+                                "send to itself needs a receive from itself",
+                                self_sends.size(), self_recvs.size()));
+  }
+  for (size_t k = 0; k < self_sends.size(); ++k) {
+    const auto& s = *self_sends[k];
+    const auto& r = *self_recvs[k];
+    if (s.count != r.count || s.type != r.type) {
+      return ArgError(ck.api(), HCCL_E_PARA,
+                      fmt::format("send {} to this rank itself (count[{}], dataType[{}]) differs "
+                                  "from its receive {} (count[{}], dataType[{}])",
+                                  k, s.count, static_cast<int>(s.type), k, r.count,
+                                  static_cast<int>(r.type)));
+    }
   }
   if (d.items.empty()) return HCCL_SUCCESS;
   d.dtype = d.items.front().type;

@@ -108,6 +108,8 @@ const char* TaskTypeName(TaskType type) {
       return "Kernel";
     case TaskType::kHccl:
       return "Hccl";
+    case TaskType::kHostFunc:
+      return "HostFunc";
   }
   return "Unknown";
 }

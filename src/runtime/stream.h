@@ -21,7 +21,17 @@
 
 namespace vigil::rt {
 
-enum class TaskType { kMemcpy, kMemset, kNotifyRecord, kNotifyWait, kEventRecord, kEventWait, kKernel, kHccl };
+enum class TaskType {
+  kMemcpy,
+  kMemset,
+  kNotifyRecord,
+  kNotifyWait,
+  kEventRecord,
+  kEventWait,
+  kKernel,
+  kHccl,
+  kHostFunc,  // a host function or callback of the program (aclrtLaunchHostFunc, ...Callback)
+};
 
 // Graph capture (stream_capture.h).
 enum class CaptureMode : int;

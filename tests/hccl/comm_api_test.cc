@@ -177,6 +177,17 @@ TEST(CommConfigTest, DeterministicFromTheEnvironment) {
   EXPECT_EQ(HcclCommDestroy(comm), HCCL_SUCCESS);
 }
 
+// A program that sets HCCL_TUNER_PLUGIN learns that the plugin is not loaded (each test runs in
+// a process of its own: the variable is read at this process's first HCCL call).
+TEST(CommConfigTest, ATunerPluginIsNamedAsNotLoaded) {
+  setenv("HCCL_TUNER_PLUGIN", "/opt/tuner/libhccl_tuner_example.so", 1);
+  HcclComm comm = OneRankComm();
+  ASSERT_NE(comm, nullptr);
+  EXPECT_TRUE(LogContains("[Tuner]HCCL_TUNER_PLUGIN[/opt/tuner/libhccl_tuner_example.so] is set"));
+  EXPECT_EQ(HcclCommDestroy(comm), HCCL_SUCCESS);
+  unsetenv("HCCL_TUNER_PLUGIN");
+}
+
 TEST(CommConfigTest, ConfigGetInfoReportsHostExpansionAndTheAlgorithm) {
   HcclCommConfig config = NamedConfig("vigil_algo_comm");
   strcpy(config.hcclAlgo, "level0:NA;level1:ring");

@@ -39,6 +39,53 @@ TEST(CommGroupTest, BothRanksSendingFirstDoNotDeadlock) {
   });
 }
 
+// A gather written as one batch per rank (FlagCX's over HCCL): the root receives from every rank,
+// itself included, and sends to itself; its own part is a local copy, as in HCCL.
+TEST(BatchSendRecvTest, ItemsToThisRankItselfAreALocalCopy) {
+  constexpr uint64_t kCount = 1000;
+  constexpr uint32_t kRanks = 3;
+  RunRanks(kRanks, [&](Rank& me) {
+    std::vector<int32_t> mine(kCount, static_cast<int32_t>(me.rank * 100 + 7));
+    std::vector<int32_t> out(kCount * kRanks, -1);
+    std::vector<HcclSendRecvItem> items;
+    if (me.rank == 0) {
+      for (uint32_t r = 0; r < kRanks; ++r) {
+        items.push_back({HCCL_RECV, out.data() + r * kCount, kCount, HCCL_DATA_TYPE_INT32, r});
+      }
+    }
+    items.push_back({HCCL_SEND, mine.data(), kCount, HCCL_DATA_TYPE_INT32, 0});
+    ASSERT_EQ(HcclBatchSendRecv(items.data(), static_cast<uint32_t>(items.size()), me.comm,
+                                me.stream),
+              HCCL_SUCCESS);
+    ASSERT_EQ(aclrtSynchronizeStream(me.stream), ACL_SUCCESS);
+    if (me.rank != 0) return;
+    for (uint32_t r = 0; r < kRanks; ++r) {
+      EXPECT_EQ(out[r * kCount], static_cast<int32_t>(r * 100 + 7)) << r;
+      EXPECT_EQ(out[r * kCount + kCount - 1], static_cast<int32_t>(r * 100 + 7)) << r;
+    }
+  });
+}
+
+TEST(BatchSendRecvTest, ASendToItselfNeedsAMatchingReceive) {
+  HcclComm comm = vigil_test::OneRankComm();
+  ASSERT_NE(comm, nullptr);
+  aclrtStream stream = nullptr;
+  ASSERT_EQ(aclrtCreateStream(&stream), ACL_SUCCESS);
+  std::vector<int32_t> a(16, 1), b(16, 0);
+  HcclSendRecvItem alone[1] = {{HCCL_SEND, a.data(), 16, HCCL_DATA_TYPE_INT32, 0}};
+  EXPECT_EQ(HcclBatchSendRecv(alone, 1, comm, stream), HCCL_E_PARA);
+  HcclSendRecvItem shorter[2] = {{HCCL_SEND, a.data(), 16, HCCL_DATA_TYPE_INT32, 0},
+                                 {HCCL_RECV, b.data(), 8, HCCL_DATA_TYPE_INT32, 0}};
+  EXPECT_EQ(HcclBatchSendRecv(shorter, 2, comm, stream), HCCL_E_PARA);
+  HcclSendRecvItem pair[2] = {{HCCL_RECV, b.data(), 16, HCCL_DATA_TYPE_INT32, 0},
+                              {HCCL_SEND, a.data(), 16, HCCL_DATA_TYPE_INT32, 0}};
+  ASSERT_EQ(HcclBatchSendRecv(pair, 2, comm, stream), HCCL_SUCCESS);
+  ASSERT_EQ(aclrtSynchronizeStream(stream), ACL_SUCCESS);
+  EXPECT_EQ(b, a);
+  EXPECT_EQ(aclrtDestroyStream(stream), ACL_SUCCESS);
+  EXPECT_EQ(HcclCommDestroy(comm), HCCL_SUCCESS);
+}
+
 TEST(CommGroupTest, OpsOfAGroupAreQueuedAtItsEnd) {
   RunRanks(3, [&](Rank& me) {
     std::vector<float> a(8, 1.0f), b(8, static_cast<float>(me.rank));
