@@ -19,6 +19,10 @@ extern "C" {
 #define ACL_EVENT_TIME_LINE 0x00000008u               /* records timestamps (elapsed time) */
 #define ACL_EVENT_EXTERNAL 0x00000020u                /* not supported by Vigil */
 
+/* aclrtCreateStreamWithConfig flags (every Vigil stream launches and synchronizes fast). */
+#define ACL_STREAM_FAST_LAUNCH 0x00000001U
+#define ACL_STREAM_FAST_SYNC 0x00000002U
+
 /* aclrtSetStreamFailureMode modes. */
 #define ACL_CONTINUE_ON_FAILURE 0x00000000u
 #define ACL_STOP_ON_FAILURE 0x00000001u
@@ -219,6 +223,30 @@ ACL_FUNC_VISIBILITY aclError aclrtSetStreamFailureMode(aclrtStream stream, uint6
 ACL_FUNC_VISIBILITY aclError aclrtSynchronizeDeviceWithTimeout(int32_t timeout);
 /* Complete: every task enqueued on the stream so far has run. */
 ACL_FUNC_VISIBILITY aclError aclrtStreamQuery(aclrtStream stream, aclrtStreamStatus* status);
+
+/* priority 0..7; every priority and flag gives a plain stream (CPU threads of equal priority). */
+ACL_FUNC_VISIBILITY aclError aclrtCreateStreamWithConfig(aclrtStream* stream, uint32_t priority,
+                                                         uint32_t flag);
+
+/* Peer access: any two distinct devices can reach each other (one process's memory); flags must
+ * be 0; disabling what was not enabled is an error. */
+ACL_FUNC_VISIBILITY aclError aclrtDeviceCanAccessPeer(int32_t* canAccessPeer, int32_t deviceId,
+                                                      int32_t peerDeviceId);
+ACL_FUNC_VISIBILITY aclError aclrtDeviceEnablePeerAccess(int32_t peerDeviceId, uint32_t flags);
+ACL_FUNC_VISIBILITY aclError aclrtDeviceDisablePeerAccess(int32_t peerDeviceId);
+
+/* height rows of width bytes, rows dpitch and spitch bytes apart; each row is checked against
+ * the device memory map as aclrtMemcpy is. */
+ACL_FUNC_VISIBILITY aclError aclrtMemcpy2d(void* dst, size_t dpitch, const void* src, size_t spitch,
+                                           size_t width, size_t height, aclrtMemcpyKind kind);
+ACL_FUNC_VISIBILITY aclError aclrtMemcpy2dAsync(void* dst, size_t dpitch, const void* src,
+                                                size_t spitch, size_t width, size_t height,
+                                                aclrtMemcpyKind kind, aclrtStream stream);
+
+/* Timeouts of device operators: accepted; Vigil runs no device operators (collectives keep
+ * HCCL_EXEC_TIMEOUT). */
+ACL_FUNC_VISIBILITY aclError aclrtSetOpWaitTimeout(uint32_t timeout);
+ACL_FUNC_VISIBILITY aclError aclrtSetOpExecuteTimeOut(uint32_t timeout);
 
 /* Host work in stream order. aclrtLaunchHostFunc: fn(args) runs when the stream reaches it, and
  * the stream's later tasks wait for it. aclrtLaunchCallback: the stream must first be given to a

@@ -9,7 +9,8 @@ trap 'rm -rf "$work"' EXIT
 cmake --install "$build_dir" --prefix "$work/prefix" >/dev/null
 for f in include/hccl/hccl.h include/hccl/hccl_types.h include/acl/acl.h include/acl/acl_prof.h \
          lib64/libhccl.so lib64/libascendcl.so lib64/libacl_rt.so lib64/libmsprofiler.so \
-         bin/vigil set_env.sh; do
+         bin/vigil set_env.sh include/securec.h include/securectype.h lib64/libc_sec.so \
+         "$(uname -m)-linux/include/securec.h" "$(uname -m)-linux/lib64/libc_sec.so"; do
   [ -e "$work/prefix/$f" ] || { echo "missing $f in the install prefix"; exit 1; }
 done
 # shellcheck disable=SC1091
@@ -51,4 +52,20 @@ g++ -std=c++11 -Werror -Wl,--copy-dt-needed-entries prof.cc -I"$ASCEND_HOME_PATH
   -L"$ASCEND_HOME_PATH"/lib64 -lhccl -lacl_rt -lmsprofiler -o prof
 ./prof "$work/prof_out" | grep -qx "prof ok on Vigil-CPU" || { echo "the -lacl_rt -lmsprofiler program failed"; exit 1; }
 ls "$work"/prof_out/vigil_trace_*.json >/dev/null || { echo "aclprofStop wrote no trace"; exit 1; }
+# HCCL's examples build with securec the way their Makefiles say: -I.../<arch>-linux/include,
+# -lc_sec.
+cat > sec.cc <<'PROG'
+#include <cstring>
+#include "securec.h"
+int main() {
+  char b[8];
+  if (memset_s(b, sizeof(b), 0, sizeof(b)) != EOK) return 1;
+  const int rc = snprintf_s(b, sizeof(b), sizeof(b) - 1, "%s", "rank-12345");
+  return rc == -1 && strcmp(b, "rank-12") == 0 ? 0 : 2;
+}
+PROG
+g++ -std=c++14 -Wall -Wextra -Werror sec.cc -I"$ASCEND_HOME_PATH"/include \
+  -I"$ASCEND_HOME_PATH/$(uname -m)-linux/include" -L"$ASCEND_HOME_PATH/$(uname -m)-linux/lib64" \
+  -lc_sec -o sec
+./sec || { echo "the securec program failed"; exit 1; }
 echo "install test passed"
