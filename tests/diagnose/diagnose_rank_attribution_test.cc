@@ -168,5 +168,43 @@ TEST(RankAttribution, APeerThatDidNotSendIsTheOneItsLinkErrorNames) {
   EXPECT_TRUE(named) << f[0].title;
 }
 
+TEST(RankAttribution, TheGapInTheRootsConnectedListIsTheMissingRank) {
+  // hiascend.com CANN 8.5.0.alpha002 HCCL guide hcclug_000036 (the root's side): 15 ranks came,
+  // rank 9 is absent from the lists; no rank was named before.
+  const std::string pre = "[ERROR] HCCL(10261,python):2025-09-11-01:20:11.205.3";
+  auto f = Verdicts(
+      "[ERROR] HCCL(10261,python):2025-09-11-01:20:11.205.229 [topoinfo_exchange_server.cc:113] "
+      "[57044][Get][Connection]topo exchange server get socket timeout! timeout[720 s]\n" +
+      pre +
+      "04 [topoinfo_exchange_server.cc:253][57044][TopoInfoExchangeServer][DisplayConnectedRank]"
+      "connected rankinfo[LINE 0]: [0000000000000000],[0000000000000001],[0000000000000002],"
+      "[0000000000000003],[0000000000000004],[0000000000000005],[0000000000000006],"
+      "[0000000000000007];\n" +
+      pre +
+      "08 [topoinfo_exchange_server.cc:253][57044][TopoInfoExchangeServer][DisplayConnectedRank]"
+      "connected rankinfo[LINE 1]: [0000000000000008],[0000000000000010],[0000000000000011],"
+      "[0000000000000012],[0000000000000013],[0000000000000014],[0000000000000015];\n");
+  ASSERT_FALSE(f.empty());
+  EXPECT_EQ(f[0].code, "EI0015") << f[0].title;
+  EXPECT_TRUE(Names(f[0], 9, "missing")) << f[0].title;
+  for (int r : {0, 8, 10, 15}) EXPECT_FALSE(Names(f[0], r, "missing")) << r;
+}
+
+TEST(RankAttribution, AnOpRetryAgentOnATakenPortIsTheEnvironment) {
+  // hiascend.com CANN 8.1.RC1.beta1 HCCL guide hcclug_000036: rankId 9 of 64 reached another
+  // server on HCCL's op-retry port ("no fault found" before).
+  auto f = Verdicts(
+      "[OpRetryConnection][RecvAckTag] Recv unmatched ack  [1381978191] expect [64]\n"
+      "call trace: hcclRet -> 4\n"
+      "[OpRetryConnection][Init] Connect to server failed, serverIp_[90.90.97.29]  serverPort "
+      "[60000]\n"
+      "[OpRetryConnection][Init] group[hccl_world_group] rankId [9] rankSize [64] serverIp "
+      "[90.90.97.29] localIp [90.90.97.29] rootRank [0] failed\n");
+  ASSERT_FALSE(f.empty());
+  EXPECT_EQ(f[0].kb, "hccl.op_retry_port_conflict") << f[0].title;
+  EXPECT_EQ(f[0].cls, "environment");
+  EXPECT_TRUE(Names(f[0], 9, "root cause")) << f[0].title;
+}
+
 }  // namespace
 }  // namespace vigil::diagnose

@@ -610,6 +610,21 @@ TEST(ReportedForms, AGraphRuntimesFailedOperatorIsRead) {
   EXPECT_EQ(f[0].cls, "software");
 }
 
+TEST(ReportedForms, AnNpuPortWithoutAddressIsConfiguration) {
+  // ascendai.csdn.net/69dcb53c72111d255bf89e07.html: hccn_tool's view of 910B ports never given
+  // an IP ("no fault found" before).
+  auto f = Verdicts(
+      "link status: UP\n"
+      "net health status: Init\n"
+      "netdetect address: 0.0.0.0\n"
+      "Get gateway failed, because no gateway was preset there!\n");
+  ASSERT_FALSE(f.empty());
+  EXPECT_EQ(f[0].kb, "npu_tools.nic_not_configured") << f[0].title;
+  EXPECT_EQ(f[0].cls, "config");
+  // A probed, healthy port says nothing.
+  EXPECT_TRUE(Verdicts("net health status: Success\nnetdetect address: 192.168.1.1\n").empty());
+}
+
 TEST(ReportedForms, ADeadProcessIsNotGivenItsReportersPid) {
   // ray-project/ray#49998: the driver's exit hook (ERR99999, pid 39837) printed beside the dead
   // worker's report; the worker's pid is not in the lines.

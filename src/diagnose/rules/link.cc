@@ -96,6 +96,23 @@ void RuleLink(Ctx* cx) {
     std::set<int64_t> waited;
     for (const Event* t : timeouts)
       if (t->kind == EventKind::kLinkTimeout && t->rank >= 0) waited.insert(t->rank);
+    // The root lists the ranks that did connect ("connected rankinfo[LINE 0]: [..],[..]"): the
+    // gaps below the highest one (or the communicator's size, when known) never came.
+    if (ranks.empty()) {
+      std::set<int64_t> came;
+      int64_t size = -1;
+      for (const Event& e : job.events) {
+        if (e.kind != EventKind::kConnectedRanks) continue;
+        came.insert(e.ranks.begin(), e.ranks.end());
+        for (const Comm& c : job.comms)
+          if (c.MemberOfProc(e.proc) >= 0 && c.rank_size > 0) size = c.rank_size;
+      }
+      if (!came.empty()) {
+        const int64_t top = size > 0 ? size : *came.rbegin() + 1;
+        for (int64_t r = 0; r < top && r < 65536; ++r)
+          if (!came.count(r)) ranks.insert(r);
+      }
+    }
     // Without a list of the missing: the ranks the failed links lead to ("Transport init error
     // ... rank[11] ... dst_rank[14]") but the reporters' own ranks.
     if (ranks.empty()) {
