@@ -62,6 +62,47 @@ static const int ACL_ERROR_RT_FAILURE = 500003;
 static const int ACL_ERROR_DRV_FAILURE = 500004;
 static const int ACL_ERROR_PROFILING_FAILURE = 500005;
 
+/* Host-side data types of CANN's acl_base.h, with its values. */
+typedef uint16_t aclFloat16; /* IEEE 754 half precision, as bits */
+
+typedef enum {
+  ACL_DT_UNDEFINED = -1,
+  ACL_FLOAT = 0,
+  ACL_FLOAT16 = 1,
+  ACL_INT8 = 2,
+  ACL_INT32 = 3,
+  ACL_UINT8 = 4,
+  ACL_INT16 = 6,
+  ACL_UINT16 = 7,
+  ACL_UINT32 = 8,
+  ACL_INT64 = 9,
+  ACL_UINT64 = 10,
+  ACL_DOUBLE = 11,
+  ACL_BOOL = 12,
+  ACL_STRING = 13,
+  ACL_COMPLEX64 = 16,
+  ACL_COMPLEX128 = 17,
+  ACL_BF16 = 27,
+  ACL_INT4 = 29,
+  ACL_UINT1 = 30,
+  ACL_COMPLEX32 = 33,
+  ACL_HIFLOAT8 = 34,
+  ACL_FLOAT8_E5M2 = 35,
+  ACL_FLOAT8_E4M3FN = 36,
+  ACL_FLOAT8_E8M0 = 37,
+  ACL_FLOAT6_E3M2 = 38,
+  ACL_FLOAT6_E2M3 = 39,
+  ACL_FLOAT4_E2M1 = 40,
+  ACL_FLOAT4_E1M2 = 41,
+} aclDataType;
+
+/* Round to nearest even; values beyond half's range become infinities, NaN stays NaN. */
+ACL_FUNC_VISIBILITY float aclFloat16ToFloat(aclFloat16 value);
+ACL_FUNC_VISIBILITY aclFloat16 aclFloatToFloat16(float value);
+/* Bytes of one element; 0 for ACL_DT_UNDEFINED, ACL_STRING and the types smaller than a byte
+ * (ACL_INT4, ACL_UINT1, the 6- and 4-bit floats). */
+ACL_FUNC_VISIBILITY size_t aclDataTypeSize(aclDataType dataType);
+
 /* The message of the last runtime error on this thread ("" when none). */
 ACL_FUNC_VISIBILITY const char* aclGetRecentErrMsg(void);
 

@@ -160,6 +160,8 @@ ACL_FUNC_VISIBILITY aclError aclFinalize(void);
 ACL_FUNC_VISIBILITY aclError aclrtGetDeviceCount(uint32_t* count);
 ACL_FUNC_VISIBILITY aclError aclrtSetDevice(int32_t deviceId);
 ACL_FUNC_VISIBILITY aclError aclrtResetDevice(int32_t deviceId);
+/* As aclrtResetDevice: Vigil keeps no count of the device's users to override. */
+ACL_FUNC_VISIBILITY aclError aclrtResetDeviceForce(int32_t deviceId);
 ACL_FUNC_VISIBILITY aclError aclrtGetDevice(int32_t* deviceId);
 ACL_FUNC_VISIBILITY aclError aclrtGetRunMode(aclrtRunMode* runMode);
 
@@ -211,6 +213,9 @@ ACL_FUNC_VISIBILITY aclError aclrtGetDeviceSatMode(aclrtFloatOverflowMode* mode)
 
 ACL_FUNC_VISIBILITY aclError aclrtCreateStream(aclrtStream* stream);
 ACL_FUNC_VISIBILITY aclError aclrtDestroyStream(aclrtStream stream);
+/* As aclrtDestroyStream (which lets what is queued finish: Vigil's tasks are host work that
+ * cannot be cut off safely). */
+ACL_FUNC_VISIBILITY aclError aclrtDestroyStreamForce(aclrtStream stream);
 ACL_FUNC_VISIBILITY aclError aclrtSynchronizeStream(aclrtStream stream);
 ACL_FUNC_VISIBILITY aclError aclrtSynchronizeStreamWithTimeout(aclrtStream stream,
                                                                int32_t timeout);

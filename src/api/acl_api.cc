@@ -133,6 +133,10 @@ ACL_FUNC_VISIBILITY aclError aclrtResetDevice(int32_t deviceId) {
   return Guard("aclrtResetDevice", [&] { return vigil::rt::ResetDevice(deviceId); });
 }
 
+ACL_FUNC_VISIBILITY aclError aclrtResetDeviceForce(int32_t deviceId) {
+  return Guard("aclrtResetDeviceForce", [&] { return vigil::rt::ResetDevice(deviceId); });
+}
+
 ACL_FUNC_VISIBILITY aclError aclrtGetDevice(int32_t* deviceId) {
   CHECK_NOT_NULL("aclrtGetDevice", deviceId);
   REQUIRE_CURRENT_DEVICE("aclrtGetDevice", dev);
@@ -399,6 +403,10 @@ ACL_FUNC_VISIBILITY aclError aclrtDestroyStream(aclrtStream stream) {
     }
     return rc;
   });
+}
+
+ACL_FUNC_VISIBILITY aclError aclrtDestroyStreamForce(aclrtStream stream) {
+  return aclrtDestroyStream(stream);
 }
 
 ACL_FUNC_VISIBILITY aclError aclrtSetStreamFailureMode(aclrtStream stream, uint64_t mode) {

@@ -68,4 +68,18 @@ g++ -std=c++14 -Wall -Wextra -Werror sec.cc -I"$ASCEND_HOME_PATH"/include \
   -I"$ASCEND_HOME_PATH/$(uname -m)-linux/include" -L"$ASCEND_HOME_PATH/$(uname -m)-linux/lib64" \
   -lc_sec -o sec
 ./sec || { echo "the securec program failed"; exit 1; }
+# CANN 8.5's programs that only use hccl_comm.h link -lhcomm; CANN's samples source
+# bin/setenv.bash, a link to set_env.sh that must still find the prefix.
+cat > comm.cc <<'PROG'
+#include "hccl/hccl_comm.h"
+int main() {
+  HcclRootInfo root;
+  return HcclGetRootInfo(&root) == HCCL_SUCCESS ? 0 : 1;
+}
+PROG
+g++ -std=c++17 -Werror comm.cc -I"$ASCEND_HOME_PATH"/include -L"$ASCEND_HOME_PATH"/lib64 \
+  -lhcomm -lascendcl -o comm
+./comm || { echo "the -lhcomm program failed"; exit 1; }
+home=$(env -i bash -c "source '$work/prefix/bin/setenv.bash' && echo \$ASCEND_HOME_PATH")
+[ "$home" = "$work/prefix" ] || { echo "bin/setenv.bash set ASCEND_HOME_PATH to $home"; exit 1; }
 echo "install test passed"

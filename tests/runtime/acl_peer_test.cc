@@ -17,7 +17,7 @@ class AclPeerTest : public ::testing::Test {
     testing::UseTempLogDir();
     ASSERT_EQ(aclrtSetDevice(0), ACL_SUCCESS);
   }
-  void TearDown() override { aclrtResetDevice(0); }
+  void TearDown() override { EXPECT_EQ(aclrtResetDeviceForce(0), ACL_SUCCESS); }
 };
 
 TEST_F(AclPeerTest, DistinctDevicesReachEachOther) {
@@ -49,7 +49,8 @@ TEST_F(AclPeerTest, AConfiguredStreamRunsWork) {
             ACL_SUCCESS);
   ASSERT_EQ(aclrtSynchronizeStream(stream), ACL_SUCCESS);
   EXPECT_EQ(dst, src);
-  EXPECT_EQ(aclrtDestroyStream(stream), ACL_SUCCESS);
+  EXPECT_EQ(aclrtDestroyStreamForce(stream), ACL_SUCCESS);
+  EXPECT_EQ(aclrtDestroyStreamForce(stream), ACL_ERROR_RT_PARAM_INVALID);  // gone
   EXPECT_EQ(aclrtSetOpWaitTimeout(30), ACL_SUCCESS);
   EXPECT_EQ(aclrtSetOpExecuteTimeOut(30), ACL_SUCCESS);
 }
