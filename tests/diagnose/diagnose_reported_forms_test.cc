@@ -569,6 +569,10 @@ TEST(ReportedForms, VersionsThatDoNotBelongTogetherAreTheEnvironment) {
   ASSERT_FALSE(f.empty());
   EXPECT_EQ(f[0].kb, "python.undefined_symbol") << f[0].title;
   EXPECT_EQ(f[0].cls, "environment");
+  // Behind a bullet or a quote a shipper or a chat put there, too.
+  f = Verdicts("- undefined symbol: _ZN3Mki2DlC1ERKNSt7__cxx1112basic_stringIcEEb\n");
+  ASSERT_FALSE(f.empty());
+  EXPECT_EQ(f[0].kb, "python.undefined_symbol") << f[0].title;
   // torchvision's warning about its optional image extension is not a failure.
   f = Verdicts(
       "/usr/lib/python3/warnings.py:12: UserWarning: Failed to load image Python extension: "
