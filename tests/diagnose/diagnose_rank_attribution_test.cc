@@ -206,5 +206,21 @@ TEST(RankAttribution, AnOpRetryAgentOnATakenPortIsTheEnvironment) {
   EXPECT_TRUE(Names(f[0], 9, "root cause")) << f[0].title;
 }
 
+TEST(RankAttribution, AReportersProcessIsTakenFromItsReport) {
+  // lukaIvanic/paddle_ocr_vl_npu (a committed run.log): the exception's process and device are
+  // on torch_npu's exit line under it.
+  auto f = Verdicts(
+      "  File \"/workspace/repos/paddle_ocr_vl_npu/21_colqwen3_4b_inference/profile_warm_text.py\", "
+      "line 101, in run\n"
+      "    raise RuntimeError('Real-page setup validation failed')\n"
+      "RuntimeError: Real-page setup validation failed\n"
+      "[ERROR] 2026-10-07-11:04:51 (PID:10355, Device:0, RankID:-1) ERR99999 UNKNOWN applicaiton "
+      "exception\n");
+  ASSERT_FALSE(f.empty());
+  ASSERT_FALSE(f[0].ranks.empty());
+  EXPECT_EQ(f[0].ranks[0].pid, 10355) << f[0].title;
+  EXPECT_EQ(f[0].ranks[0].device, 0);
+}
+
 }  // namespace
 }  // namespace vigil::diagnose

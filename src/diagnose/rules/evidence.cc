@@ -591,6 +591,9 @@ void RuleEvidence(const Job& job, std::vector<Finding>* findings) {
       collect.push_back("every rank's logs (run/plog and debug/plog, or each rank's screen output)");
     }
     f.ranks.push_back(Ref(job, *first.ev, first.rank, "reporter"));
+    // The reporter's process and device from the lines of its report (torch_npu's "(PID:10355,
+    // Device:0, RankID:-1)" under a Python exception).
+    LendBlockIdentity(job, *first.ev, &f.ranks.back());
     f.advice = JoinFirst(e.checks, 2);
     if (!e.actions.empty()) f.advice += (f.advice.empty() ? "" : " ") + JoinFirst(e.actions, 2);
     rests_on.push_back(fmt::format("{} printed by {} at {}", e.code.empty() ? e.id : e.code, RankText(first.rank),
