@@ -15,11 +15,13 @@
 #include <mutex>
 #include <set>
 #include <thread>
+#include <utility>
 
 #include "common/knowledge_base.h"
 #include "diagnose/file_merge.h"
 #include "diagnose/file_text.h"
 #include "diagnose/free_text.h"
+#include "diagnose/line_joins.h"
 #include "diagnose/line_parser.h"
 #include "diagnose/piece_context.h"
 #include "diagnose/text_util.h"
@@ -53,23 +55,76 @@ class FileParser {
   void Line(std::string_view line, uint64_t offset) {
     ++out_->lines;
     ++line_no_;
+    line = AsShown(line, &offset, &shown_);
+    const bool continues = WrapContinues(line);
+    line = gutter_.Strip(line, line_no_);
+    // A piece's first line that ends the line before the piece: read with that line, by the
+    // piece before (EndPiece).
+    if (std::exchange(first_continues_, false) && continues) return;
+    // A terminal's hard wrap inside parentheses: the two pieces are one line.
+    if (!held_.empty()) {
+      if (continues) held_.append(line);
+      ShowHeld();
+      if (continues) return;
+    }
+    // (Not a plog record: CANN writes those whole; a pasted copy's wrap cuts screen lines.)
+    if (rp_.HeaderSlot(line) < 0 && !(line.starts_with('[') && IsRecordStart(line)) &&
+        WrapOpens(line)) {
+      held_.assign(line);
+      held_offset_ = offset;
+      held_line_ = line_no_;
+      return;
+    }
+    Shown(line, offset);
+  }
+
+  // A piece of a file read in parallel: the line just before it (the piece before reads this
+  // piece's first line with it when it wrapped), and the line just after it.
+  void StartPiece(std::string_view before) {
+    uint64_t offset = 1;
+    std::string scratch;
+    before = AsShown(before, &offset, &scratch);
+    first_continues_ = !(before.starts_with('[') && IsRecordStart(before)) && WrapOpens(before);
+  }
+  bool Holding() const { return !held_.empty(); }
+  void EndPiece(std::string_view after) {
+    uint64_t offset = 1;
+    std::string scratch;
+    after = AsShown(after, &offset, &scratch);
+    if (WrapContinues(after)) held_.append(gutter_.Strip(after, line_no_ + 1));
+    ShowHeld();
+  }
+
+  // The line held for a wrap, at its own line number.
+  void ShowHeld() {
+    const std::string text = std::move(held_);
+    held_.clear();
+    const uint64_t now = line_no_;
+    line_no_ = held_line_;
+    Shown(text, held_offset_);
+    line_no_ = now;
+  }
+
+  // A line as a screen showed it: without a terminal's redraws (progress bars ending in a
+  // carriage return leave the text after the last one), the NULs a truncated-and-copied log
+  // leaves before it, a byte-order mark, Docker's JSON or a terminal's colours. Records take
+  // offsets within the line as shown, near enough to find it again.
+  static std::string_view AsShown(std::string_view line, uint64_t* offset, std::string* scratch) {
     if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
-    // A terminal's redraws (progress bars ending in a carriage return): what is left on screen is
-    // the text after the last one; NULs before a line are what a truncated-and-copied log leaves.
     if (std::memchr(line.data(), '\r', line.size()) != nullptr) {
       const size_t cr = line.rfind('\r');
       if (cr + 1 < line.size()) line.remove_prefix(cr + 1);
     }
     while (!line.empty() && line.front() == '\0') line.remove_prefix(1);
-    // A file saved by an editor that marks UTF-8 (a byte-order mark before its first line).
-    if (offset == 0 && line.starts_with("\xEF\xBB\xBF")) {
+    if (*offset == 0 && line.starts_with("\xEF\xBB\xBF")) {
       line.remove_prefix(3);
-      offset = 3;
+      *offset = 3;
     }
-    // Docker's JSON, a terminal's colours: the line as shown. Its records take offsets within
-    // the line as shown, near enough to find it again.
-    line = Unwrapped(line, &shown_);
-    line = WithoutGutter(line);
+    return Unwrapped(line, scratch);
+  }
+
+  // One physical line (or two a wrap cut) as shown, out of its copy's wrappers.
+  void Shown(std::string_view line, uint64_t offset) {
     if (line.find("\\n") != std::string_view::npos) {
       // A multi-line message printed with its newlines escaped (a Python repr, a JSON string):
       // each piece is a line, under the first piece's launcher prefixes.
@@ -91,24 +146,6 @@ class FileParser {
       }
     }
     Logical(line, offset);
-  }
-
-  // A line-number gutter ("11: " before line 11's copy, counting up by one a line: cat -n, an
-  // editor, grep -n) is not a task label: it goes.
-  std::string_view WithoutGutter(std::string_view line) {
-    size_t i = 0;
-    int64_t n = 0;
-    while (i < line.size() && i < 9 && line[i] >= '0' && line[i] <= '9')
-      n = n * 10 + (line[i++] - '0');
-    if (i == 0 || line.substr(i, 2) != ": ") {
-      gutter_prev_ = -1;
-      return line;
-    }
-    const bool follows = gutter_prev_ >= 0 && n == gutter_prev_ + 1 && line_no_ == gutter_line_ + 1;
-    gutter_lines_ += follows ? 1 : 0;
-    gutter_prev_ = n;
-    gutter_line_ = line_no_;
-    return follows ? line.substr(i + 2) : line;
   }
 
   // One line as shown: a plog record, screen output, or a record behind a launcher's prefix.
@@ -181,10 +218,11 @@ class FileParser {
 
   // Puts each communicator's ring of recent ops in order (oldest first).
   void Finish() {
+    if (!held_.empty()) ShowHeld();
     std::vector<Event> tail;
     free_.Finish(&tail);
     for (Event& e : tail) AddFreeEvent(std::move(e));
-    if (gutter_lines_ >= 2) {
+    if (gutter_.lines() >= 2) {
       // Line numbers: the first line of each run was read as a task label before the run showed.
       for (Event& e : out_->events)
         if (e.launcher_weak) e.launcher_rank = -1;
@@ -397,9 +435,10 @@ class FileParser {
   ProcessSeen* last_ps_ = nullptr;
   uint64_t line_no_ = 0;
   std::string shown_;  // the line being parsed out of its wrappers, when it had some
-  int64_t gutter_prev_ = -1;   // the number before the last line ("11: "), -1: none
-  uint64_t gutter_line_ = 0;   // that line's number
-  uint64_t gutter_lines_ = 0;  // lines whose number followed the line before's
+  Gutter gutter_;
+  std::string held_;            // a line a terminal may have wrapped, until the next one shows
+  uint64_t held_offset_ = 0, held_line_ = 0;
+  bool first_continues_ = false;  // the line before the piece may continue on its first
   std::string escaped_;        // a piece of an escaped multi-line message under its line's prefix
   size_t error_events_ = 0;
   std::map<std::pair<int64_t, std::string>, size_t> comm_index_;
@@ -580,6 +619,31 @@ void ParseFile(const InputFile& in, uint32_t index, FileResult* out, std::vector
   NoteIfEmpty(out);
 }
 
+// The line that ends just before `at` (a line start), or the one that starts there; empty when
+// longer than kMaxWrapLine (never joined) or at the file's edge.
+std::string LineNextTo(const ReadAtFn& read_at, uint64_t at, bool before) {
+  std::string buf(kMaxWrapLine + 2, '\0');
+  const uint64_t from = before ? (at > buf.size() ? at - buf.size() : 0) : at;
+  const size_t want = before ? static_cast<size_t>(at - from) : buf.size();
+  ssize_t n = -1;
+  do {
+    n = read_at(buf.data(), want, from);
+  } while (n < 0 && errno == EINTR);
+  if (n <= 0) return {};
+  std::string_view v(buf.data(), static_cast<size_t>(n));
+  if (before) {
+    if (!v.empty() && v.back() == '\n') v.remove_suffix(1);
+    const size_t nl = v.rfind('\n');
+    if (nl == std::string_view::npos && from > 0) return {};  // longer than the window
+    if (nl != std::string_view::npos) v.remove_prefix(nl + 1);
+  } else {
+    const size_t nl = v.find('\n');
+    if (nl == std::string_view::npos && static_cast<size_t>(n) == want) return {};
+    if (nl != std::string_view::npos) v = v.substr(0, nl);
+  }
+  return std::string(v);
+}
+
 // One piece of a large plain file: the lines that start in [begin, end) (end = UINT64_MAX: to
 // the end of the file, even if it grew). read_at(p, n, offset) is pread's contract.
 template <typename ReadAtFn>
@@ -606,6 +670,7 @@ void ParseRange(ReadAtFn&& read_at, uint32_t index, uint64_t begin, uint64_t end
   }
   if (start >= end) return;
   FileParser parser(index, out);
+  if (start > 0) parser.StartPiece(LineNextTo(read_at, start, /*before=*/true));
   if (start > 0) {
     std::string before;
     for (std::string_view line : FreeLinesBefore(read_at, start, FreeTextReader::kContextLines,
@@ -620,6 +685,7 @@ void ParseRange(ReadAtFn&& read_at, uint32_t index, uint64_t begin, uint64_t end
         return got;
       },
       &parser, out, buf, progress, start, end);
+  if (parser.Holding()) parser.EndPiece(LineNextTo(read_at, stop, /*before=*/false));
   parser.Finish();
   out->bytes = stop - start;  // what this piece owns, not what it read past its end
 }

@@ -182,5 +182,22 @@ TEST(DiagnoseWrappers, ALauncherPrefixBehindUnknownTextStillNamesTheRank) {
   EXPECT_EQ(ranks(tp), "3 ");
 }
 
+TEST(DiagnoseWrappers, ALineATerminalWrappedInsideParenthesesIsReadWhole) {
+  // OpenRLHF/OpenRLHF#265: the store's address was cut from its port ("no log records" before).
+  auto f = Verdicts(
+      "(RayWorkerVllm pid=207931, ip=10.0.1.75) [E socket.cpp:922] [c10d] The client socket has "
+      "timed out after 1800s while trying to connect to (172.17.0.2\n"
+      ", 44737).\n");
+  ASSERT_FALSE(f.empty());
+  EXPECT_EQ(f[0].kb, "framework.c10d_store_timeout") << f[0].title;
+  // A traceback's indented next line, or a record, is never glued to an open parenthesis.
+  f = Verdicts(
+      "  File \"/usr/lib/python3/dist-packages/torch/distributed/c10d_logger.py\", line 79, in w(\n"
+      "    return func(*args, **kwargs))\n"
+      "RuntimeError: Distributed package doesn't have NCCL built in\n");
+  ASSERT_FALSE(f.empty());
+  EXPECT_EQ(f[0].kb, "framework.nccl_backend_on_npu") << f[0].title;
+}
+
 }  // namespace
 }  // namespace vigil::diagnose
