@@ -121,7 +121,36 @@ class FileParser {
       line.remove_prefix(3);
       *offset = 3;
     }
-    return Unwrapped(line, scratch);
+    line = Unwrapped(line, scratch);
+    // Zero-width characters a chat or a web page put into the copy (after '[' and '(', to let
+    // it wrap): not part of the line. Only lines that hold their lead byte are looked at.
+    if (std::memchr(line.data(), '\xE2', line.size()) != nullptr) {
+      std::string clean;
+      if (WithoutZeroWidth(line, &clean)) {
+        *scratch = std::move(clean);
+        line = *scratch;
+      }
+    }
+    return line;
+  }
+
+  // Removes U+200B..U+200D and U+2060 (and a U+FEFF beside them); false when there were none.
+  static bool WithoutZeroWidth(std::string_view line, std::string* out) {
+    bool any = false;
+    for (size_t i = 0; i < line.size();) {
+      const std::string_view rest = line.substr(i);
+      if (rest.starts_with("\xE2\x80\x8B") || rest.starts_with("\xE2\x80\x8C") ||
+          rest.starts_with("\xE2\x80\x8D") || rest.starts_with("\xE2\x81\xA0") ||
+          rest.starts_with("\xEF\xBB\xBF")) {
+        if (!any) out->assign(line.substr(0, i));
+        any = true;
+        i += 3;
+        continue;
+      }
+      if (any) out->push_back(line[i]);
+      ++i;
+    }
+    return any;
   }
 
   // One physical line (or two a wrap cut) as shown, out of its copy's wrappers.

@@ -199,5 +199,23 @@ TEST(DiagnoseWrappers, ALineATerminalWrappedInsideParenthesesIsReadWhole) {
   EXPECT_EQ(f[0].kb, "framework.nccl_backend_on_npu") << f[0].title;
 }
 
+TEST(DiagnoseWrappers, ZeroWidthSpacesOfAChatCopyAreNotPartOfTheLine) {
+  // A chat app puts U+200B after '[' and '(' to let long lines wrap: the line (the HCCL guide's
+  // EI0001 example, hcclug_000030) still names its code, rank and process.
+  const std::string zw = "\xE2\x80\x8B";
+  const std::string line =
+      "[" + zw + "ERROR] 2024-04-20-10:42:34 (" + zw +
+      "PID:2090824, Device:0, RankID:0) ERR02200 DIST call hccl api failed. EI0001: "
+      "2024-04-20-10:42:34.020.677 Environment variable [" + zw +
+      "HCCL_EXEC_TIMEOUT] is invalid. Reason: it should be a number greater than or equal to 1s "
+      "and less than or equal to 17340s.\n";
+  auto f = Verdicts(line);
+  ASSERT_FALSE(f.empty());
+  EXPECT_EQ(f[0].code, "EI0001") << f[0].title;
+  EXPECT_TRUE(Names(f[0], 0, "root cause")) << f[0].title;
+  ASSERT_FALSE(f[0].ranks.empty());
+  EXPECT_EQ(f[0].ranks[0].pid, 2090824);
+}
+
 }  // namespace
 }  // namespace vigil::diagnose
