@@ -29,10 +29,10 @@
 #ifndef VIGIL_SECUREC_H
 #define VIGIL_SECUREC_H
 
-#include "securectype.h"
-
 #include <errno.h>
 #include <stdarg.h>
+
+#include "securectype.h"
 
 /*
  * errno_t is the C11 Annex K type; <errno.h> declares it only when the C library implements

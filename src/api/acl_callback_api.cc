@@ -48,7 +48,9 @@ Reports& State() {
   return *r;
 }
 
-uint64_t ThisThread() { return static_cast<uint64_t>(pthread_self()); }
+uint64_t ThisThread() {
+  return static_cast<uint64_t>(pthread_self());
+}
 
 }  // namespace
 
@@ -80,9 +82,10 @@ ACL_FUNC_VISIBILITY aclError aclrtStreamQuery(aclrtStream stream, aclrtStreamSta
     aclError rc = ResolveStream(kApi, stream, &s);
     if (rc != ACL_SUCCESS) return rc;
     if (s->Capturing()) {
-      VIGIL_RT_FAIL("{} failed: stream[{}] is capturing: its tasks do not run until the model "
-                    "does.",
-                    kApi, stream);
+      VIGIL_RT_FAIL(
+          "{} failed: stream[{}] is capturing: its tasks do not run until the model "
+          "does.",
+          kApi, stream);
       return ACL_ERROR_RT_STREAM_CAPTURED;
     }
     if (s->CompletedTaskId() == s->LastTaskId()) {
@@ -95,8 +98,7 @@ ACL_FUNC_VISIBILITY aclError aclrtStreamQuery(aclrtStream stream, aclrtStreamSta
   });
 }
 
-ACL_FUNC_VISIBILITY aclError aclrtLaunchHostFunc(aclrtStream stream, aclrtHostFunc fn,
-                                                 void* args) {
+ACL_FUNC_VISIBILITY aclError aclrtLaunchHostFunc(aclrtStream stream, aclrtHostFunc fn, void* args) {
   constexpr const char* kApi = "aclrtLaunchHostFunc";
   CHECK_NOT_NULL(kApi, fn);
   return Guard(kApi, [&]() -> aclError {
@@ -121,9 +123,10 @@ ACL_FUNC_VISIBILITY aclError aclrtSubscribeReport(uint64_t threadId, aclrtStream
     std::lock_guard<std::mutex> lock(r.mu);
     auto it = r.thread_of.find(s.get());
     if (it != r.thread_of.end()) {
-      VIGIL_RT_FAIL("{} failed: stream[{}] is already served by thread[{}]: a stream has one "
-                    "callback thread (aclrtUnSubscribeReport it first).",
-                    kApi, stream, it->second);
+      VIGIL_RT_FAIL(
+          "{} failed: stream[{}] is already served by thread[{}]: a stream has one "
+          "callback thread (aclrtUnSubscribeReport it first).",
+          kApi, stream, it->second);
       return ACL_ERROR_RT_STREAM_SUBSCRIBE;
     }
     r.thread_of[s.get()] = threadId;
@@ -162,9 +165,10 @@ ACL_FUNC_VISIBILITY aclError aclrtLaunchCallback(aclrtCallback fn, void* userDat
   constexpr const char* kApi = "aclrtLaunchCallback";
   CHECK_NOT_NULL(kApi, fn);
   if (blockType != ACL_CALLBACK_NO_BLOCK && blockType != ACL_CALLBACK_BLOCK) {
-    VIGIL_RT_FAIL("{} failed: param blockType[{}] must be ACL_CALLBACK_NO_BLOCK (0) or "
-                  "ACL_CALLBACK_BLOCK (1).",
-                  kApi, static_cast<int>(blockType));
+    VIGIL_RT_FAIL(
+        "{} failed: param blockType[{}] must be ACL_CALLBACK_NO_BLOCK (0) or "
+        "ACL_CALLBACK_BLOCK (1).",
+        kApi, static_cast<int>(blockType));
     return ACL_ERROR_INVALID_PARAM;
   }
   return Guard(kApi, [&]() -> aclError {
@@ -177,9 +181,10 @@ ACL_FUNC_VISIBILITY aclError aclrtLaunchCallback(aclrtCallback fn, void* userDat
       std::lock_guard<std::mutex> lock(r.mu);
       auto it = r.thread_of.find(s.get());
       if (it == r.thread_of.end()) {
-        VIGIL_RT_FAIL("{} failed: stream[{}] has no callback thread: call aclrtSubscribeReport "
-                      "for it first.",
-                      kApi, stream);
+        VIGIL_RT_FAIL(
+            "{} failed: stream[{}] has no callback thread: call aclrtSubscribeReport "
+            "for it first.",
+            kApi, stream);
         return ACL_ERROR_RT_STREAM_NO_CB_REG;
       }
       thread = it->second;

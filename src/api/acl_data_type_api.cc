@@ -45,7 +45,7 @@ ACL_FUNC_VISIBILITY aclFloat16 aclFloatToFloat16(float value) {
   if (abs < 0x38800000u) {
     // Below half's smallest normal (2^-14): a subnormal in units of 2^-24, rounded to even.
     const float scaled = FromBits(abs) * 16777216.0f;  // exact: a power of two
-    const float rounded = std::nearbyint(scaled);       // the default mode: to nearest even
+    const float rounded = std::nearbyint(scaled);      // the default mode: to nearest even
     return static_cast<uint16_t>(sign | static_cast<uint16_t>(rounded));
   }
   // Normal: keep 10 of the 23 mantissa bits, round to nearest even on the 13 dropped.

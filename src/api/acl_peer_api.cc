@@ -52,9 +52,10 @@ aclError Check2d(const char* api, void* dst, size_t dpitch, const void* src, siz
   CHECK_NOT_NULL(api, dst);
   CHECK_NOT_NULL(api, src);
   if (width == 0 || height == 0 || width > dpitch || width > spitch) {
-    VIGIL_RT_FAIL("{} failed: width[{}] and height[{}] must be > 0 and width at most dpitch[{}] "
-                  "and spitch[{}].",
-                  api, width, height, dpitch, spitch);
+    VIGIL_RT_FAIL(
+        "{} failed: width[{}] and height[{}] must be > 0 and width at most dpitch[{}] "
+        "and spitch[{}].",
+        api, width, height, dpitch, spitch);
     return ACL_ERROR_INVALID_PARAM;
   }
   if (!ValidKind(kind)) {
@@ -136,9 +137,10 @@ ACL_FUNC_VISIBILITY aclError aclrtCreateStreamWithConfig(aclrtStream* stream, ui
     return ACL_ERROR_INVALID_PARAM;
   }
   if ((flag & ~(ACL_STREAM_FAST_LAUNCH | ACL_STREAM_FAST_SYNC)) != 0) {
-    VIGIL_RT_FAIL("{} failed: param flag[{:#x}] has bits other than ACL_STREAM_FAST_LAUNCH and "
-                  "ACL_STREAM_FAST_SYNC.",
-                  kApi, flag);
+    VIGIL_RT_FAIL(
+        "{} failed: param flag[{:#x}] has bits other than ACL_STREAM_FAST_LAUNCH and "
+        "ACL_STREAM_FAST_SYNC.",
+        kApi, flag);
     return ACL_ERROR_INVALID_PARAM;
   }
   // Vigil's streams launch and synchronize the fast way already, and run on CPU threads of equal
@@ -162,7 +164,8 @@ ACL_FUNC_VISIBILITY aclError aclrtMemcpy2d(void* dst, size_t dpitch, const void*
                                            size_t width, size_t height, aclrtMemcpyKind kind) {
   constexpr const char* kApi = "aclrtMemcpy2d";
   const int raw = RawEnum(kind);
-  if (aclError rc = Check2d(kApi, dst, dpitch, src, spitch, width, height, raw); rc != ACL_SUCCESS) {
+  if (aclError rc = Check2d(kApi, dst, dpitch, src, spitch, width, height, raw);
+      rc != ACL_SUCCESS) {
     return rc;
   }
   return Guard(kApi, [&]() -> aclError {

@@ -52,9 +52,10 @@ HcclResult EnsureProcessReadySlow(std::string_view api) {
       // HCCL loads a tuner plugin's cost tables from here; Vigil's algorithm choice has its own
       // inputs, so the plugin is not loaded: said once, as HCCL reports its plugin's loading.
       if (const char* plugin = getenv("HCCL_TUNER_PLUGIN"); plugin != nullptr && *plugin) {
-        HCCL_RUN_WARNING("[Tuner]HCCL_TUNER_PLUGIN[{}] is set, but tuner plugins are not supported: "
-                     "the plugin is not loaded and algorithms are chosen as without it",
-                     plugin);
+        HCCL_RUN_WARNING(
+            "[Tuner]HCCL_TUNER_PLUGIN[{}] is set, but tuner plugins are not supported: "
+            "the plugin is not loaded and algorithms are chosen as without it",
+            plugin);
       }
     });
     g_process_ready.store(true, std::memory_order_release);

@@ -492,11 +492,11 @@ HcclResult HcclBatchSendRecv(HcclSendRecvItem* sendRecvInfo, uint32_t itemNum, H
     const auto& s = *self_sends[k];
     const auto& r = *self_recvs[k];
     if (s.count != r.count || s.type != r.type) {
-      return ArgError(ck.api(), HCCL_E_PARA,
-                      fmt::format("send {} to this rank itself (count[{}], dataType[{}]) differs "
-                                  "from its receive {} (count[{}], dataType[{}])",
-                                  k, s.count, static_cast<int>(s.type), k, r.count,
-                                  static_cast<int>(r.type)));
+      return ArgError(
+          ck.api(), HCCL_E_PARA,
+          fmt::format("send {} to this rank itself (count[{}], dataType[{}]) differs "
+                      "from its receive {} (count[{}], dataType[{}])",
+                      k, s.count, static_cast<int>(s.type), k, r.count, static_cast<int>(r.type)));
     }
   }
   if (d.items.empty()) return HCCL_SUCCESS;

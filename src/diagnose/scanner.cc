@@ -466,7 +466,7 @@ class FileParser {
   uint64_t line_no_ = 0;
   std::string shown_;  // the line being parsed out of its wrappers, when it had some
   Gutter gutter_;
-  std::string held_;            // a line a terminal may have wrapped, until the next one shows
+  std::string held_;  // a line a terminal may have wrapped, until the next one shows
   uint64_t held_offset_ = 0, held_line_ = 0;
   bool first_continues_ = false;  // the line before the piece may continue on its first
   std::string escaped_;        // a piece of an escaped multi-line message under its line's prefix
@@ -737,7 +737,9 @@ void ParsePiece(const InputFile& in, uint32_t index, uint64_t begin, uint64_t en
 
 namespace detail {
 
-bool IsPlainText(const std::string& path) { return !IsGzip(path) && !HasSuffix(path, ".json"); }
+bool IsPlainText(const std::string& path) {
+  return !IsGzip(path) && !HasSuffix(path, ".json");
+}
 
 void ReadWholeFile(const InputFile& in, uint32_t index, FileResult* out, std::vector<char>* buf,
                    std::atomic<uint64_t>* progress) {
@@ -749,7 +751,9 @@ void ReadFilePiece(const InputFile& in, uint32_t index, uint64_t begin, uint64_t
   ParsePiece(in, index, begin, end, out, buf, progress);
 }
 
-void NoteEmpty(FileResult* out) { NoteIfEmpty(out); }
+void NoteEmpty(FileResult* out) {
+  NoteIfEmpty(out);
+}
 
 }  // namespace detail
 

@@ -62,7 +62,8 @@ TEST(CommittedLogs, ClusterSoftwaresFaultReportsAreRead) {
   // Ascend/mind-cluster docs/zh/scheduling/07_references/02_common_operations.md: the device
   // plugin's fault event and the job's fault record ("no fault found" before).
   auto f = Verdicts(
-      "kube-system   8s          Warning   Occur      pod/ascend-device-plugin-daemonset-910-dlpmv   "
+      "kube-system   8s          Warning   Occur      pod/ascend-device-plugin-daemonset-910-dlpmv "
+      "  "
       "device fault, nodeName:k8smaster, assertion:Occur, cardID:2, deviceID:0, "
       "faultCodes:8C084E00, faultLevelName:RestartBusiness, alarmRaisedTime:2023-11-21 05:36:53\n");
   ASSERT_FALSE(f.empty());

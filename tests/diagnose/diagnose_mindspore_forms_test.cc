@@ -23,7 +23,8 @@ TEST(MindSporeForms, MindIeServerLinesAreRead) {
   EXPECT_EQ(f[0].ranks[0].pid, 38);
   // gpustack/gpustack#5317: a model type this MindIE does not know.
   f = Verdicts(
-      "[2026-05-14 18:06:16.762] [34] [281473586159104] [llm] [ERROR] [model_deploy_config.cpp:101] "
+      "[2026-05-14 18:06:16.762] [34] [281473586159104] [llm] [ERROR] "
+      "[model_deploy_config.cpp:101] "
       "Failed to get vocab size from tokenizer wrapper with exception: NotImplementedError: "
       "unsupported model type: qwen3_vl_moe\n");
   ASSERT_FALSE(f.empty());

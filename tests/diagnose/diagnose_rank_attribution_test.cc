@@ -210,7 +210,8 @@ TEST(RankAttribution, AReportersProcessIsTakenFromItsReport) {
   // lukaIvanic/paddle_ocr_vl_npu (a committed run.log): the exception's process and device are
   // on torch_npu's exit line under it.
   auto f = Verdicts(
-      "  File \"/workspace/repos/paddle_ocr_vl_npu/21_colqwen3_4b_inference/profile_warm_text.py\", "
+      "  File "
+      "\"/workspace/repos/paddle_ocr_vl_npu/21_colqwen3_4b_inference/profile_warm_text.py\", "
       "line 101, in run\n"
       "    raise RuntimeError('Real-page setup validation failed')\n"
       "RuntimeError: Real-page setup validation failed\n"

@@ -206,7 +206,8 @@ TEST(DiagnoseWrappers, ZeroWidthSpacesOfAChatCopyAreNotPartOfTheLine) {
   const std::string line =
       "[" + zw + "ERROR] 2024-04-20-10:42:34 (" + zw +
       "PID:2090824, Device:0, RankID:0) ERR02200 DIST call hccl api failed. EI0001: "
-      "2024-04-20-10:42:34.020.677 Environment variable [" + zw +
+      "2024-04-20-10:42:34.020.677 Environment variable [" +
+      zw +
       "HCCL_EXEC_TIMEOUT] is invalid. Reason: it should be a number greater than or equal to 1s "
       "and less than or equal to 17340s.\n";
   auto f = Verdicts(line);

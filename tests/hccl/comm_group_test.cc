@@ -54,9 +54,9 @@ TEST(BatchSendRecvTest, ItemsToThisRankItselfAreALocalCopy) {
       }
     }
     items.push_back({HCCL_SEND, mine.data(), kCount, HCCL_DATA_TYPE_INT32, 0});
-    ASSERT_EQ(HcclBatchSendRecv(items.data(), static_cast<uint32_t>(items.size()), me.comm,
-                                me.stream),
-              HCCL_SUCCESS);
+    ASSERT_EQ(
+        HcclBatchSendRecv(items.data(), static_cast<uint32_t>(items.size()), me.comm, me.stream),
+        HCCL_SUCCESS);
     ASSERT_EQ(aclrtSynchronizeStream(me.stream), ACL_SUCCESS);
     if (me.rank != 0) return;
     for (uint32_t r = 0; r < kRanks; ++r) {

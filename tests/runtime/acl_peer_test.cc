@@ -73,9 +73,9 @@ TEST_F(AclPeerTest, ATwoDimensionalCopyMovesRowsBetweenPitches) {
   aclrtStream stream = nullptr;
   ASSERT_EQ(aclrtCreateStream(&stream), ACL_SUCCESS);
   std::vector<char> again(3 * 5, 0);
-  ASSERT_EQ(aclrtMemcpy2dAsync(again.data(), 5, src.data(), 6, 4, 3, ACL_MEMCPY_HOST_TO_HOST,
-                               stream),
-            ACL_SUCCESS);
+  ASSERT_EQ(
+      aclrtMemcpy2dAsync(again.data(), 5, src.data(), 6, 4, 3, ACL_MEMCPY_HOST_TO_HOST, stream),
+      ACL_SUCCESS);
   ASSERT_EQ(aclrtSynchronizeStream(stream), ACL_SUCCESS);
   EXPECT_EQ(again, dst);
   // A row that runs past a device allocation faults like a plain copy.

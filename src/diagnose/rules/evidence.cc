@@ -259,7 +259,6 @@ void ClassifyFindings(std::vector<Finding>* findings) {
   }
 }
 
-
 // A line of a report that does not say its rank beside lines of the report that do (a "[rank0]:"
 // prefix on the first line of a CANN block, the block's next lines bare): the report is that
 // rank's, when the lines around it name one rank only and no other process. Observations that
@@ -539,12 +538,13 @@ void RuleEvidence(const Job& job, std::vector<Finding>* findings) {
                                   split.seq, cc ? cc->name : "consistency")
                     : fmt::format("{}: ranks ran different collectives at sequence {} ({}): {}",
                                   Label(e), split.seq, calls, cc ? cc->name : "consistency");
-      f.summary = e.meaning +
-                  fmt::format(" The reports at sequence number {} name different collectives ({}): "
-                              "the ranks issued different calls there (a code path taken on some "
-                              "ranks only, or calls in different orders), and each waited for peers "
-                              "that were in another collective.",
-                              split.seq, calls);
+      f.summary =
+          e.meaning + fmt::format(
+                          " The reports at sequence number {} name different collectives ({}): "
+                          "the ranks issued different calls there (a code path taken on some "
+                          "ranks only, or calls in different orders), and each waited for peers "
+                          "that were in another collective.",
+                          split.seq, calls);
       for (const Obs& s : symptoms) {
         if (split.odd >= 0 && s.rank == split.odd) {
           f.ranks.push_back(Ref(job, *s.ev, split.odd, "suspect"));
@@ -553,9 +553,10 @@ void RuleEvidence(const Job& job, std::vector<Finding>* findings) {
       }
       f.confidence = split.odd >= 0 ? "medium" : "low";
       f.score = split.odd >= 0 ? 60 : 50;
-      collect.push_back(fmt::format("each rank's Python stack at sequence {} (which call each made "
-                                    "and why)",
-                                    split.seq));
+      collect.push_back(
+          fmt::format("each rank's Python stack at sequence {} (which call each made "
+                      "and why)",
+                      split.seq));
     } else if (behind >= 0) {
       f.title = fmt::format("{}: rank {} fell behind the others (sequence {} against {}): {}", Label(e), behind,
                             behind_seq, others_seq, ci ? ci->name : e.cls);
