@@ -8,6 +8,26 @@
 using vigil::securec::FillBytes;
 using vigil::securec::RangesOverlap;
 
+namespace {
+
+// The checks memcpy_s and memmove_s share, in the reference's order: the size, the pointers,
+// then the count (a usable dest is reset on the last two).
+errno_t CheckByteCopy(void* dest, size_t destMax, const void* src, size_t count) {
+  if (destMax == 0 || destMax > SECUREC_MEM_MAX_LEN) return ERANGE;
+  if (dest == nullptr || src == nullptr) {
+    if (dest == nullptr) return EINVAL;
+    FillBytes(dest, 0, destMax);
+    return EINVAL_AND_RESET;
+  }
+  if (count > destMax) {
+    FillBytes(dest, 0, destMax);
+    return ERANGE_AND_RESET;
+  }
+  return EOK;
+}
+
+}  // namespace
+
 extern "C" {
 
 errno_t memset_s(void* dest, size_t destMax, int c, size_t count) {
@@ -23,16 +43,7 @@ errno_t memset_s(void* dest, size_t destMax, int c, size_t count) {
 }
 
 errno_t memcpy_s(void* dest, size_t destMax, const void* src, size_t count) {
-  if (destMax == 0 || destMax > SECUREC_MEM_MAX_LEN) return ERANGE;
-  if (dest == nullptr || src == nullptr) {
-    if (dest == nullptr) return EINVAL;
-    FillBytes(dest, 0, destMax);
-    return EINVAL_AND_RESET;
-  }
-  if (count > destMax) {
-    FillBytes(dest, 0, destMax);
-    return ERANGE_AND_RESET;
-  }
+  if (const errno_t rc = CheckByteCopy(dest, destMax, src, count); rc != EOK) return rc;
   if (dest == src || count == 0) return EOK;
   if (RangesOverlap(dest, src, count)) {
     FillBytes(dest, 0, destMax);
@@ -43,16 +54,7 @@ errno_t memcpy_s(void* dest, size_t destMax, const void* src, size_t count) {
 }
 
 errno_t memmove_s(void* dest, size_t destMax, const void* src, size_t count) {
-  if (destMax == 0 || destMax > SECUREC_MEM_MAX_LEN) return ERANGE;
-  if (dest == nullptr || src == nullptr) {
-    if (dest == nullptr) return EINVAL;
-    FillBytes(dest, 0, destMax);
-    return EINVAL_AND_RESET;
-  }
-  if (count > destMax) {
-    FillBytes(dest, 0, destMax);
-    return ERANGE_AND_RESET;
-  }
+  if (const errno_t rc = CheckByteCopy(dest, destMax, src, count); rc != EOK) return rc;
   if (dest != src && count > 0) memmove(dest, src, count);
   return EOK;
 }
