@@ -1,4 +1,4 @@
-// acl_base.h's host-side data-type helpers: element sizes and float <-> half conversion, which
+// acl_base.h's host-side data-type functions: element sizes and float <-> half conversion, which
 // programs use to fill and check fp16 buffers of collectives.
 #include <cmath>
 #include <cstring>

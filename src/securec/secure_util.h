@@ -1,4 +1,4 @@
-// Helpers shared by the securec functions (include/securec.h): the size limits per character
+// What the securec functions share (include/securec.h): the size limits per character
 // type, overlap tests and a clear the compiler may not drop.
 #pragma once
 

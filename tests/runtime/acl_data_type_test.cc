@@ -1,4 +1,4 @@
-// acl_base.h's data-type helpers: element sizes with CANN's enum values, and float <-> half
+// acl_base.h's data-type functions: element sizes with CANN's enum values, and float <-> half
 // conversion checked against the compiler's own _Float16 arithmetic.
 #include <gtest/gtest.h>
 
