@@ -1,5 +1,7 @@
 #include "diagnose/file_text.h"
 
+#include <algorithm>
+
 #include <unistd.h>
 
 #include <cstdint>
@@ -94,6 +96,29 @@ bool ReadUtf16Text(int fd, uint64_t size, std::string* utf8) {
   bool be = false;
   if (n <= 0 || !IsUtf16(std::string_view(head, static_cast<size_t>(n)), &be)) return false;
   *utf8 = Utf16ToUtf8(PreadAll(fd, size), be);
+  return true;
+}
+
+bool IsCrOnly(std::string_view head) {
+  if (head.find('\n') != std::string_view::npos) return false;
+  const size_t first = head.find('\r');
+  return first != std::string_view::npos && head.find('\r', first + 1) != std::string_view::npos;
+}
+
+std::string_view WithLfEnds(std::string_view text, std::string* buf) {
+  if (!IsCrOnly(text.substr(0, 64u << 10))) return text;
+  buf->assign(text);
+  std::replace(buf->begin(), buf->end(), '\r', '\n');
+  return *buf;
+}
+
+bool ReadCrOnlyText(int fd, uint64_t size, std::string* text) {
+  if (size > (1ull << 30)) return false;
+  std::string head(std::min<uint64_t>(size, 64u << 10), '\0');
+  const ssize_t n = ::pread(fd, head.data(), head.size(), 0);
+  if (n <= 0 || !IsCrOnly(std::string_view(head.data(), static_cast<size_t>(n)))) return false;
+  *text = PreadAll(fd, size);
+  std::replace(text->begin(), text->end(), '\r', '\n');
   return true;
 }
 

@@ -31,8 +31,9 @@ std::string ReadLineAt(const std::string& path, uint64_t offset, size_t max_len)
   std::string buf(max_len, '\0');
   ssize_t n = -1;
   std::string text;
-  if (!path.ends_with(".gz") && ReadUtf16Text(fd, static_cast<uint64_t>(st.st_size), &text)) {
-    // The offset is in the text converted to UTF-8, as the scan read it.
+  if (!path.ends_with(".gz") && (ReadUtf16Text(fd, static_cast<uint64_t>(st.st_size), &text) ||
+                                  ReadCrOnlyText(fd, static_cast<uint64_t>(st.st_size), &text))) {
+    // The offset is in the text converted (to UTF-8, to '\n' ends), as the scan read it.
     ::close(fd);
     if (offset >= text.size()) return {};
     buf = text.substr(offset, max_len);

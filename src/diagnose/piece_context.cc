@@ -56,4 +56,27 @@ std::vector<std::string_view> FreeLinesBefore(const ReadAtFn& read_at, uint64_t 
   return lines;
 }
 
+std::string LineNextTo(const ReadAtFn& read_at, uint64_t at, bool before, size_t max_len) {
+  std::string buf(max_len + 2, '\0');
+  const uint64_t from = before ? (at > buf.size() ? at - buf.size() : 0) : at;
+  const size_t want = before ? static_cast<size_t>(at - from) : buf.size();
+  ssize_t n = -1;
+  do {
+    n = read_at(buf.data(), want, from);
+  } while (n < 0 && errno == EINTR);
+  if (n <= 0) return {};
+  std::string_view v(buf.data(), static_cast<size_t>(n));
+  if (before) {
+    if (!v.empty() && v.back() == '\n') v.remove_suffix(1);
+    const size_t nl = v.rfind('\n');
+    if (nl == std::string_view::npos && from > 0) return {};  // longer than the window
+    if (nl != std::string_view::npos) v.remove_prefix(nl + 1);
+  } else {
+    const size_t nl = v.find('\n');
+    if (nl == std::string_view::npos && static_cast<size_t>(n) == want) return {};
+    if (nl != std::string_view::npos) v = v.substr(0, nl);
+  }
+  return std::string(v);
+}
+
 }  // namespace vigil::diagnose

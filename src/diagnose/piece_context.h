@@ -27,4 +27,8 @@ inline constexpr uint64_t kMaxContextBytes = 1u << 20;
 std::vector<std::string_view> FreeLinesBefore(const ReadAtFn& read_at, uint64_t start, size_t count,
                                               uint64_t max_bytes, std::string* buf);
 
+// The line that ends just before `at` (a line start), or the one that starts there (without
+// its '\n'); empty when longer than `max_len` or at the file's edge.
+std::string LineNextTo(const ReadAtFn& read_at, uint64_t at, bool before, size_t max_len);
+
 }  // namespace vigil::diagnose

@@ -605,7 +605,8 @@ void ParseFile(const InputFile& in, uint32_t index, FileResult* out, std::vector
   }
   out->read = true;
   const bool gz = fd != 0 && IsGzip(in.path);
-  if (std::string text; !gz && in.regular && ReadUtf16Text(fd, in.size, &text)) {
+  if (std::string text; !gz && in.regular &&
+                        (ReadUtf16Text(fd, in.size, &text) || ReadCrOnlyText(fd, in.size, &text))) {
     ::close(fd);
     *out = ParseText(text, index);
     out->bytes = in.size;
@@ -649,31 +650,6 @@ void ParseFile(const InputFile& in, uint32_t index, FileResult* out, std::vector
   NoteIfEmpty(out);
 }
 
-// The line that ends just before `at` (a line start), or the one that starts there; empty when
-// longer than kMaxWrapLine (never joined) or at the file's edge.
-std::string LineNextTo(const ReadAtFn& read_at, uint64_t at, bool before) {
-  std::string buf(kMaxWrapLine + 2, '\0');
-  const uint64_t from = before ? (at > buf.size() ? at - buf.size() : 0) : at;
-  const size_t want = before ? static_cast<size_t>(at - from) : buf.size();
-  ssize_t n = -1;
-  do {
-    n = read_at(buf.data(), want, from);
-  } while (n < 0 && errno == EINTR);
-  if (n <= 0) return {};
-  std::string_view v(buf.data(), static_cast<size_t>(n));
-  if (before) {
-    if (!v.empty() && v.back() == '\n') v.remove_suffix(1);
-    const size_t nl = v.rfind('\n');
-    if (nl == std::string_view::npos && from > 0) return {};  // longer than the window
-    if (nl != std::string_view::npos) v.remove_prefix(nl + 1);
-  } else {
-    const size_t nl = v.find('\n');
-    if (nl == std::string_view::npos && static_cast<size_t>(n) == want) return {};
-    if (nl != std::string_view::npos) v = v.substr(0, nl);
-  }
-  return std::string(v);
-}
-
 // One piece of a large plain file: the lines that start in [begin, end) (end = UINT64_MAX: to
 // the end of the file, even if it grew). read_at(p, n, offset) is pread's contract.
 template <typename ReadAtFn>
@@ -700,7 +676,7 @@ void ParseRange(ReadAtFn&& read_at, uint32_t index, uint64_t begin, uint64_t end
   }
   if (start >= end) return;
   FileParser parser(index, out);
-  if (start > 0) parser.StartPiece(LineNextTo(read_at, start, /*before=*/true));
+  if (start > 0) parser.StartPiece(LineNextTo(read_at, start, /*before=*/true, kMaxWrapLine));
   if (start > 0) {
     std::string before;
     for (std::string_view line : FreeLinesBefore(read_at, start, FreeTextReader::kContextLines,
@@ -715,7 +691,7 @@ void ParseRange(ReadAtFn&& read_at, uint32_t index, uint64_t begin, uint64_t end
         return got;
       },
       &parser, out, buf, progress, start, end);
-  if (parser.Holding()) parser.EndPiece(LineNextTo(read_at, stop, /*before=*/false));
+  if (parser.Holding()) parser.EndPiece(LineNextTo(read_at, stop, /*before=*/false, kMaxWrapLine));
   parser.Finish();
   out->bytes = stop - start;  // what this piece owns, not what it read past its end
 }
@@ -766,6 +742,8 @@ bool GzipSupported() {
 }
 
 FileResult ParseText(std::string_view text, uint32_t file_index) {
+  std::string lf;
+  text = WithLfEnds(text, &lf);
   FileResult out;
   out.read = true;
   FileParser parser(file_index, &out);
@@ -784,6 +762,8 @@ FileResult ParseText(std::string_view text, uint32_t file_index) {
 }
 
 FileResult ParseTextInPieces(std::string_view text, uint32_t file_index, size_t pieces) {
+  std::string lf;
+  text = WithLfEnds(text, &lf);
   pieces = std::max<size_t>(1, pieces);
   std::vector<FileResult> parts(pieces);
   std::vector<char> buf(std::min(kChunk, text.size() + 1));

@@ -218,5 +218,36 @@ TEST(DiagnoseWrappers, ZeroWidthSpacesOfAChatCopyAreNotPartOfTheLine) {
   EXPECT_EQ(f[0].ranks[0].pid, 2090824);
 }
 
+TEST(DiagnoseWrappers, LinesEndedByCarriageReturnsAloneAreLines) {
+  // An old Mac's line ends (or a tool that made them so): every line was one, and only the text
+  // after the last carriage return was read.
+  const std::string s =
+      "[INFO] HCCL(1009464,all_reduce_test):2025-03-15-00:41:48.470.100 [hccl_socket.cc:90] "
+      "[1009464]start\r"
+      "[ERROR] HCCL(1009464,all_reduce_test):2025-03-15-00:41:48.470.172 [hccl_socket.cc:110] "
+      "[1009464][InitGroupStage][RanktableDetect] socket type[0], listen on ip[192.168.2.199] and "
+      "specific port[16666] fail.\r"
+      "[INFO] HCCL(1009464,all_reduce_test):2025-03-15-00:41:48.470.200 [hccl_socket.cc:120] "
+      "[1009464]end\r";
+  auto f = Verdicts(s);
+  ASSERT_FALSE(f.empty());
+  EXPECT_EQ(f[0].fault, "port_in_use") << f[0].title;
+  // From a file, the evidence line is that line alone.
+  const std::string dir = ::testing::TempDir() + "vigil-cr-" + std::to_string(::getpid());
+  std::filesystem::create_directories(dir);
+  const std::string path = dir + "/mac.log";
+  std::ofstream(path, std::ios::binary) << s;
+  DiagnoseOptions o;
+  o.inputs = {path};
+  DiagnoseResult r = Diagnose(o);
+  ASSERT_FALSE(r.findings.empty());
+  EXPECT_EQ(r.findings[0].fault, "port_in_use");
+  ASSERT_FALSE(r.findings[0].evidence.empty());
+  const std::string& text = r.findings[0].evidence[0].text;
+  EXPECT_NE(text.find("port[16666]"), std::string::npos) << text;
+  EXPECT_EQ(text.find("end"), std::string::npos) << text;
+  std::filesystem::remove_all(dir);
+}
+
 }  // namespace
 }  // namespace vigil::diagnose
