@@ -102,7 +102,7 @@ std::string_view AdviceText(const ErrorCodeInfo& info);
 // "[EI0012 title] advice" for a catalogue code, empty when the catalogue has nothing to say.
 std::string CatalogueAdvice(const std::string& code);
 
-// The knowledge base's entry for a finding's fault ("diagnose.<fault>", data/kb/diagnose.json):
+// The knowledge base's entry for a finding's fault ("diagnose.<fault>", data/kb/diagnose*.json):
 // ClassFromKb sets the finding's class (unless the rule set one) and, when its code has no entry of
 // its own, its kb id; FromKb also sets its advice to the entry's actions at those indexes, joined
 // by spaces (a rule appends what it adds after). Call them once f->fault and f->code are set.
