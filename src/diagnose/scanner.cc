@@ -244,7 +244,11 @@ class FileParser {
   }
 
   // A line before this piece of the file (piece_context.h): for the free-text reader's state.
-  void Prime(std::string_view line) { free_.Prime(line); }
+  void Prime(std::string_view line) {
+    uint64_t offset = 1;  // not the file's first line
+    std::string scratch;
+    free_.Prime(AsShown(line, &offset, &scratch));  // as Line shows it (a redraw's text, ...)
+  }
 
   // Puts each communicator's ring of recent ops in order (oldest first).
   void Finish() {
