@@ -48,6 +48,16 @@ Reports& State() {
   return *r;
 }
 
+// Under r.mu: the stream leaves its thread; a thread with no stream and nothing queued goes.
+void Unsubscribe(Reports& r, std::map<const Stream*, uint64_t>::iterator it) {
+  auto t = r.threads.find(it->second);
+  if (t != r.threads.end() && --t->second.streams <= 0 && t->second.queue.empty()) {
+    r.threads.erase(t);
+  }
+  r.thread_of.erase(it);
+  r.cv.notify_all();
+}
+
 uint64_t ThisThread() {
   return static_cast<uint64_t>(pthread_self());
 }
@@ -61,13 +71,7 @@ void ForgetSubscription(const Stream* stream) {
   Reports& r = State();
   std::lock_guard<std::mutex> lock(r.mu);
   auto it = r.thread_of.find(stream);
-  if (it == r.thread_of.end()) return;
-  auto t = r.threads.find(it->second);
-  if (t != r.threads.end() && --t->second.streams <= 0 && t->second.queue.empty()) {
-    r.threads.erase(t);
-  }
-  r.thread_of.erase(it);
-  r.cv.notify_all();
+  if (it != r.thread_of.end()) Unsubscribe(r, it);
 }
 
 }  // namespace vigil::api
@@ -149,12 +153,7 @@ ACL_FUNC_VISIBILITY aclError aclrtUnSubscribeReport(uint64_t threadId, aclrtStre
       VIGIL_RT_FAIL("{} failed: stream[{}] is not served by thread[{}].", kApi, stream, threadId);
       return ACL_ERROR_RT_STREAM_SUBSCRIBE;
     }
-    r.thread_of.erase(it);
-    auto t = r.threads.find(threadId);
-    if (t != r.threads.end() && --t->second.streams <= 0 && t->second.queue.empty()) {
-      r.threads.erase(t);
-    }
-    r.cv.notify_all();
+    Unsubscribe(r, it);
     return ACL_SUCCESS;
   });
 }
