@@ -99,6 +99,14 @@ class Link {
   // Non-blocking: move up to n bytes; *moved gets how many (may be 0). HCCL_E_REMOTE once broken.
   virtual HcclResult TrySend(const void* buf, size_t n, size_t* moved) = 0;
   virtual HcclResult TryRecv(void* buf, size_t n, size_t* moved) = 0;
+  // TryRecv of an op header that `then` body bytes follow: a link that reads ahead may take
+  // those with it, but nothing past them (the next message is left where it is: on TCP, a read
+  // that emptied the socket of two messages the peer sent before this end answered made the
+  // kernel acknowledge at once, a segment of its own for each).
+  virtual HcclResult TryRecvHead(void* head, size_t n, size_t then, size_t* moved) {
+    (void)then;
+    return TryRecv(head, n, moved);
+  }
   // TrySend of a then b as one stream, so a small header and its data go out together (one
   // publish on shm, one sendmsg on TCP). *moved counts bytes of both.
   virtual HcclResult TrySend2(const void* a, size_t na, const void* b, size_t nb, size_t* moved);

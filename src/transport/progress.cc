@@ -97,7 +97,8 @@ HcclResult Step(Xfer& x, size_t done, size_t* moved, size_t body_cap) {
     if (x.send && nb == 0) return x.link->TrySend(h, hb - done, moved);
     if (x.send && x.lend) return x.link->TrySendLent(h, hb - done, x.buf, nb, moved);
     if (x.send) return x.link->TrySend2(h, hb - done, x.buf, nb, moved);
-    return x.link->TryRecv(h, hb - done, moved);  // never past the head: the hook runs first
+    // Never past the head: the hook runs first.
+    return x.link->TryRecvHead(h, hb - done, x.bytes, moved);
   }
   char* p = static_cast<char*>(x.buf) + (done - hb);
   const size_t left = std::min(x.bytes, body_cap) - (done - hb);

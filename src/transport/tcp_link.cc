@@ -166,7 +166,7 @@ size_t TcpLink::TakeStaged(char* p, size_t n) {
   return k;
 }
 
-HcclResult TcpLink::TryRecv(void* buf, size_t n, size_t* moved) {
+HcclResult TcpLink::Recv(void* buf, size_t n, size_t ahead, size_t* moved) {
   *moved = 0;
   if (state() == kClosed || state() == kBroken) return HCCL_E_REMOTE;
   const uint64_t allowed = RecvAllowance();
@@ -185,7 +185,8 @@ HcclResult TcpLink::TryRecv(void* buf, size_t n, size_t* moved) {
     if (stage && !stage_) stage_.reset(new char[kTcpStageBytes]);
     char* into = stage ? stage_.get() : p + done;
     const size_t len = stage ? static_cast<size_t>(std::min<uint64_t>(
-                                   {kTcpStageBytes, chunk_left, AllowanceFrom(recv_off_)}))
+                                   {kTcpStageBytes, n - done + std::min(ahead, kTcpStageBytes),
+                                    chunk_left, AllowanceFrom(recv_off_)}))
                              : std::min(n - done, chunk_left);
     ssize_t r = recv(RecvFd(), into, len, MSG_DONTWAIT);
     if (r > 0) {

@@ -17,7 +17,10 @@
 // A small read (under kTcpStageBytes: an op header, a small body) takes what the socket holds,
 // up to kTcpStageBytes, into the link's stage, and the next reads are served from it first: an
 // op header and its body arrive together, and now leave the kernel in one recv instead of two.
-// The retract notice counts what was delivered, not what was staged.
+// An op header's read takes its body and no more (TryRecvHead): what the peer sent after it,
+// its next op's message, stays in the socket until this end answers, so that the kernel
+// acknowledges it with this end's own next message. The retract notice counts what was
+// delivered, not what was staged.
 #pragma once
 
 #include <atomic>
@@ -56,7 +59,12 @@ class TcpLink : public LinkBase {
 
   HcclResult TrySend(const void* buf, size_t n, size_t* moved) override;
   HcclResult TrySend2(const void* a, size_t na, const void* b, size_t nb, size_t* moved) override;
-  HcclResult TryRecv(void* buf, size_t n, size_t* moved) override;
+  HcclResult TryRecv(void* buf, size_t n, size_t* moved) override {
+    return Recv(buf, n, kTcpStageBytes, moved);
+  }
+  HcclResult TryRecvHead(void* head, size_t n, size_t then, size_t* moved) override {
+    return Recv(head, n, then, moved);
+  }
   void WaitReady(bool for_send, int timeout_ms) override;
   bool AppendPollFds(bool for_send, std::vector<pollfd>* fds) const override;
   void AppendDataFds(std::vector<int>* fds) const override {
@@ -85,6 +93,8 @@ class TcpLink : public LinkBase {
   uint64_t RecvAllowance() const { return AllowanceFrom(recv_off_ - (stage_end_ - stage_at_)); }
   // Moves up to n staged bytes to p; returns how many.
   size_t TakeStaged(char* p, size_t n);
+  // TryRecv that stages at most `ahead` bytes past the n asked for.
+  HcclResult Recv(void* buf, size_t n, size_t ahead, size_t* moved);
   int SendFd() const { return qps_[(send_off_ / kTcpChunk) % qps_.size()].fd(); }
   int RecvFd() const { return qps_[(recv_off_ / kTcpChunk) % qps_.size()].fd(); }
   // The fd a wait polls: -1 (ignored by poll) for a receive stopped at the peer's retract

@@ -1,5 +1,7 @@
 // Transport: shm and TCP links between threads: data integrity both ways, link errors (cut,
 // orderly close), handshake hygiene, heads and gates, lent buffers.
+#include <sys/ioctl.h>
+
 #include "transport_test_util.h"
 
 namespace vigil::transport {
@@ -87,6 +89,53 @@ TEST_P(LinkTest, MixedReadSizesKeepTheStream) {
     }
   }();
   sender.join();
+}
+
+// An op header's read takes its body with it and nothing more: the peer's next message stays
+// in the socket until this end reads it (on TCP, a read that drained both made the kernel send
+// a bare acknowledgement, a segment of its own, for messages this end's next send would carry
+// the acknowledgement of).
+TEST_P(LinkTest, AHeadReadLeavesTheNextMessageInTheSocket) {
+  if (!GetParam().tcp) GTEST_SKIP() << "shm has no socket";
+  Ranks ranks(2, GetParam());
+  ranks.ConnectAll();
+  Link* tx = ranks.ts[0]->link(1);
+  Link* rx = ranks.ts[1]->link(0);
+  std::vector<int> fds;
+  auto* rx_base = dynamic_cast<LinkBase*>(rx);
+  ASSERT_NE(rx_base, nullptr);
+  rx_base->AppendDataFds(&fds);
+  ASSERT_FALSE(fds.empty());
+  constexpr size_t kBody = 8;
+  uint64_t head[2][8] = {{0x11}, {0x22}};
+  uint8_t body[2][kBody] = {{1, 2, 3}, {4, 5, 6}};
+  for (int m = 0; m < 2; ++m) {
+    std::vector<Xfer> s{{tx, true, body[m], kBody}};
+    s[0].head = head[m];
+    s[0].head_bytes = sizeof(head[m]);
+    ProgressError err;
+    ASSERT_EQ(Progress(s, Within(30s), &err), HCCL_SUCCESS) << err.reason;
+  }
+  const size_t message = sizeof(head[0]) + kBody;
+  auto queued = [&] {
+    int n = 0;
+    return ioctl(fds[0], FIONREAD, &n) == 0 ? static_cast<size_t>(n) : size_t{0};
+  };
+  for (int i = 0; i < 1000 && queued() < 2 * message; ++i) std::this_thread::sleep_for(10ms);
+  ASSERT_EQ(queued(), 2 * message) << "both messages in the receiver's socket";
+  for (int m = 0; m < 2; ++m) {
+    uint64_t head_in[8] = {};
+    uint8_t in[kBody] = {};
+    std::vector<Xfer> r{{rx, false, in, kBody}};
+    r[0].head = head_in;
+    r[0].head_bytes = sizeof(head_in);
+    ProgressError err;
+    ASSERT_EQ(Progress(r, Within(30s), &err), HCCL_SUCCESS) << err.reason;
+    EXPECT_EQ(head_in[0], head[m][0]);
+    EXPECT_EQ(std::memcmp(in, body[m], kBody), 0);
+    // After the first: the second is still the kernel's, whole.
+    EXPECT_EQ(queued(), m == 0 ? message : 0) << "after message " << m;
+  }
 }
 
 TEST_P(LinkTest, FourRanksAllToAll) {
