@@ -257,9 +257,13 @@ for rep in $(seq 1 "$REPEAT"); do
 done
 
 LOAD_AFTER="$(bench_load)"
+# The round trip again: the bound takes the shorter of the two (summarize.py).
+RTT_AFTER_JSON="$(measure rtt 2000)" || RTT_AFTER_JSON=null
+log "link after the runs: $RTT_AFTER_JSON"
 cat >"$OUT/meta.json" <<EOF
 {"hosts": $HOSTS, "ranks_per_host": $RANKS_PER_HOST, "rate": "$RATE", "rate_bps": $RATE_BPS,
- "mtu": $MTU, "loss_pct": "${LOSS:-0}", "tbf_burst": $BURST, "rtt": $RTT_JSON, "stream": $STREAM_JSON,
+ "mtu": $MTU, "loss_pct": "${LOSS:-0}", "tbf_burst": $BURST, "rtt": $RTT_JSON,
+ "rtt_after": $RTT_AFTER_JSON, "stream": $STREAM_JSON,
  "date": "$(date -Is)", "cpus": "$(nproc)", "load_before": "$LOAD_BEFORE", "load_after": "$LOAD_AFTER",
  "vigil": "${VIGIL_REV:-$(git -C "$REPO" rev-parse --short HEAD 2>/dev/null || echo unknown)}",
  "vigil_env": "$VIGIL_ENV", "openmpi": "$(mpirun --version 2>/dev/null | head -1)",
