@@ -49,6 +49,11 @@ def rtt_runs(meta):
     return ", ".join(runs)
 
 
+def rtt_min(meta):
+    """The shortest single round trip of the measurements."""
+    return min(r["rtt_us_min"] for r in (meta["rtt"], meta.get("rtt_after") or meta["rtt"]))
+
+
 class Model:
     """Lower bound on one op's time on p hosts of k ranks, links of `rate` bit/s each way."""
 
@@ -130,7 +135,7 @@ def main():
           f"({100 * model.efficiency:.1f}% of the rate); measured single-stream goodput "
           f"{meta['stream']['goodput_gbit_s'] / 8:.3f} GB/s; round trip (8-byte TCP ping-pong) median "
           f"{model.rtt_us:.1f} µs (the shorter of {rtt_runs(meta)}), min "
-          f"{meta['rtt']['rtt_us_min']:.1f} µs")
+          f"{rtt_min(meta):.1f} µs")
     print("- figures: median over the rounds; busbw in GB/s (nccl-tests' bus factors over "
           f"{model.n} ranks); bound: README.md's model; % = fraction of the bound\n")
 
