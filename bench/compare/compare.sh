@@ -65,6 +65,7 @@ BIN="$BUILD/compare"
 log "building harnesses in $BIN"
 bench_build_peers "$HERE" "$BIN"
 gcc -O2 -o "$BIN/memcpy_bw" "$HERE/memcpy_bw.c" || exit 1
+gcc -O2 -pthread -o "$BIN/line_rtt" "$HERE/line_rtt.c" || exit 1
 
 # --- 3. Vigil -------------------------------------------------------------------------------
 bench_build_vigil "$REPO" "$BUILD" "$OUT/logs/cmake.log" "$JOBS"
@@ -111,6 +112,8 @@ for series in $SERIES; do
   for rep in $(seq 1 "$REPEAT"); do
     log "== $series (round $rep of $REPEAT)"
     r=".r$rep"
+    # The core-to-core round trip now: small-message rounds are read against it (summary).
+    run "line_rtt.$series$r" -- "$BIN/line_rtt"
     want vigil-shm && vigil_run "${series}__vigil-shm$r" shm "$op" "${sizes[@]}" "${vz[@]}"
     want ompi-shm && run "${series}__ompi-shm$r" -- "${MPIRUN[@]}" "$BIN/mpi_bench" "$op" \
         "${sizes[@]}" --label ompi-shm

@@ -49,6 +49,18 @@ def ratio(a, b):
     return None if a is None or b is None or b == 0 else a / b
 
 
+def line_trips(d):
+    """series -> the line_rtt.c round trips (ns) measured before its rounds, in round order."""
+    trips = {}
+    for name in sorted(os.listdir(d), key=lambda n: [int(t) if t.isdigit() else t
+                                                      for t in re.split(r"(\d+)", n)]):
+        m = re.fullmatch(r"line_rtt\.(.+)\.r\d+\.json", name)
+        doc = load(os.path.join(d, name)) if m else None
+        if doc and doc.get("rtt_ns") is not None:
+            trips.setdefault(m.group(1), []).append(f"{doc['rtt_ns']:.0f} ns")
+    return trips
+
+
 def main():
     d = sys.argv[1]
     data = {}
@@ -74,6 +86,11 @@ def main():
             print(f"- {k}: `{meta[k]}`")
     if memcpy:
         print(f"- memcpy ceiling (one thread, {human(memcpy['bytes'])}): **{memcpy['best_gbps']:.2f} GB/s**")
+    trips = line_trips(d)
+    if trips:
+        print("- core-to-core round trip before each round (line_rtt.c; on a virtual machine it moves "
+              "with where the host runs the vCPUs): " +
+              "; ".join(f"{series} " + ", ".join(trips[series]) for series in trips))
     print()
 
     for series, title in SERIES:
