@@ -88,8 +88,8 @@ def main():
         print(f"- memcpy ceiling (one thread, {human(memcpy['bytes'])}): **{memcpy['best_gbps']:.2f} GB/s**")
     trips = line_trips(d)
     if trips:
-        print("- core-to-core round trip before each round (line_rtt.c; on a virtual machine it moves "
-              "with where the host runs the vCPUs): " +
+        print("- core-to-core round trip before each round (line_rtt.c; on a virtual machine it "
+              "moves with where the host runs the vCPUs): " +
               "; ".join(f"{series} " + ", ".join(trips[series]) for series in trips))
     print()
 
