@@ -8,6 +8,7 @@
 
 #include "common/env_config.h"
 #include "common/tls.h"
+#include "common/tsc_clock.h"
 #include "dfx/task_exception.h"
 #include "log/plog.h"
 
@@ -47,6 +48,9 @@ HcclResult EnsureProcessReadySlow(std::string_view api) {
     static std::once_flag once;
     std::call_once(once, [] {
       log::EchoEnvOnce();
+      // The clock's first anchor (common/tsc_clock.h): by the first op, a communicator's set-up
+      // later, the process has its counter rate and the op's clock reads are counter reads.
+      TscNow();
       dfx::InstallTaskExceptionHandler();
       InstallProfilerLabels();
       // HCCL loads a tuner plugin's cost tables from here; Vigil's algorithm choice has its own

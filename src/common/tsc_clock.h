@@ -7,9 +7,12 @@
 // Only where the kernel itself keeps time with the counter (clocksource "tsc": it is then
 // invariant and synchronized across CPUs, or the kernel would have left it); elsewhere, and on
 // other CPUs than x86-64, it is SteadyClock::now(). Each thread converts with its own anchor (a
-// SteadyClock reading and the counter beside it) and the rate measured between its last two
-// anchors, re-anchored every 50 ms of the counter, so it follows the kernel's clock (NTP slews
-// included) to within a microsecond. Until a thread has anchors 50 ms apart it reads SteadyClock.
+// SteadyClock reading and the counter beside it) and the process's rate, measured between two
+// of its anchors 1 ms apart at first and 50 ms apart from then on, so that it follows the
+// kernel's clock (NTP slews included) to within about a microsecond; a thread re-anchors at
+// most every 50 ms of the counter. Until the process has a rate (its first millisecond of
+// reads) TscNow reads SteadyClock: the first read of a process is best made early (the API's
+// first call), so that its ops find the rate there.
 #pragma once
 
 #include "common/time_util.h"
@@ -20,5 +23,9 @@ SteadyClock::time_point TscNow();
 
 // Tests: whether TscNow reads the counter on this machine (false: it is SteadyClock::now()).
 bool TscClockUsable();
+
+// Tests: whether this thread's next TscNow converts a counter read (it has an anchor and the
+// process's rate), rather than reading SteadyClock.
+bool TscThreadConverts();
 
 }  // namespace vigil

@@ -60,5 +60,28 @@ TEST(TscClock, RareReadsStayRight) {
   }
 }
 
+TEST(TscClock, ANewThreadUsesTheProcesssRateAtOnce) {
+  if (!TscClockUsable()) GTEST_SKIP() << "the kernel does not keep time with the counter here";
+  // The process has a rate once its reads span a millisecond or more.
+  const auto until = SteadyClock::now() + milliseconds(3);
+  while (SteadyClock::now() < until) TscNow();
+  TscNow();
+  ASSERT_TRUE(TscThreadConverts());
+  // A thread that never read the clock converts from its first read on (a tight anchor: a
+  // preempted read is not one, so a few are allowed), long before 50 ms of its own reads.
+  bool converts = false;
+  std::thread([&] {
+    for (int i = 0; i < 100 && !converts; ++i) {
+      const auto before = SteadyClock::now();
+      const auto t = TscNow();
+      const auto after = SteadyClock::now();
+      EXPECT_GE(t, before - kSlack);
+      EXPECT_LE(t, after + kSlack);
+      converts = TscThreadConverts();
+    }
+  }).join();
+  EXPECT_TRUE(converts);
+}
+
 }  // namespace
 }  // namespace vigil
