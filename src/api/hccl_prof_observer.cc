@@ -30,7 +30,8 @@ class ProfilerLabels : public comm::OpObserver {
     rt::prof::LabelTask(op.device, op.stream_id, op.task_id, std::move(label));
   }
   void OnStart(const comm::OpRecord&, SteadyClock::time_point) override {}
-  void OnFinish(const comm::OpRecord&, HcclResult, const comm::OpFailure*) override {}
+  void OnFinish(const comm::OpRecord&, HcclResult, const comm::OpFailure*,
+                SteadyClock::time_point) override {}
 };
 
 }  // namespace

@@ -272,6 +272,9 @@ aclError Communicator::RunDirect(const OpDesc& op, const OpRecord& record, uint6
     const void* part = DirectPart(op, &part_bytes);
     link->DirectPost(seq, direct_check_, &fp, part, part_bytes);
   }
+  // Whether the op ended later than its start and its own work: it waited for its peer, or it
+  // was posted earlier and resumes now.
+  bool waited = posted;
   for (;;) {
     uint64_t check = 0;
     size_t bytes = 0;
@@ -280,6 +283,7 @@ aclError Communicator::RunDirect(const OpDesc& op, const OpRecord& record, uint6
     if (theirs == nullptr) [[unlikely]] {
       theirs = AwaitDirect(op, record, seq, bounded, &check, &bytes, &rc);
       if (theirs == nullptr) return rc;
+      waited = true;
     }
     if (check != direct_check_) [[unlikely]] {
       if (JudgeDirectHead(op, record, seq, link->DirectPeerHead(seq), &rc)) return rc;
@@ -290,7 +294,9 @@ aclError Communicator::RunDirect(const OpDesc& op, const OpRecord& record, uint6
       bounded = false;
       continue;
     }
-    NotifyFinish(record, HCCL_SUCCESS, nullptr);
+    // Its end: read now, unless it found its peer's part at once: then its start (read just
+    // before it posted), the op's own work since being well under a microsecond.
+    NotifyFinish(record, HCCL_SUCCESS, nullptr, waited ? TscNow() : direct_start_);
     return ACL_SUCCESS;
   }
 }

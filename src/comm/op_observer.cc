@@ -4,6 +4,8 @@
 #include <atomic>
 #include <mutex>
 
+#include "common/tsc_clock.h"
+
 namespace vigil::comm {
 
 namespace {
@@ -30,10 +32,15 @@ void NotifyStart(const OpRecord& op, SteadyClock::time_point now) {
   for (size_t i = 0, n = g_count.load(); i < n; ++i) g_observers[i].load()->OnStart(op, now);
 }
 
-void NotifyFinish(const OpRecord& op, HcclResult result, const OpFailure* failure) {
+void NotifyFinish(const OpRecord& op, HcclResult result, const OpFailure* failure,
+                  SteadyClock::time_point leave) {
   for (size_t i = 0, n = g_count.load(); i < n; ++i) {
-    g_observers[i].load()->OnFinish(op, result, failure);
+    g_observers[i].load()->OnFinish(op, result, failure, leave);
   }
+}
+
+void NotifyFinish(const OpRecord& op, HcclResult result, const OpFailure* failure) {
+  NotifyFinish(op, result, failure, TscNow());
 }
 
 void NotifyTasks(const OpRecord& op, const std::shared_ptr<alg::TaskLog>& tasks) {

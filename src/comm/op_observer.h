@@ -18,8 +18,11 @@ class OpObserver {
   // need it (its HCCL_EXEC_TIMEOUT deadline, the heartbeat, the flight recorder): a clock read
   // costs ~40 instructions, a tenth of an op's own work.
   virtual void OnStart(const OpRecord& op, SteadyClock::time_point now) = 0;
-  // Failure is null on success.
-  virtual void OnFinish(const OpRecord& op, HcclResult result, const OpFailure* failure) = 0;
+  // Failure is null on success. `leave`: when the op ended, read by the communicator as `now`
+  // above (an op through the direct slots passes its latest clock read: its start, or its last
+  // look at the clock while it waited for its peer, within a microsecond of its end).
+  virtual void OnFinish(const OpRecord& op, HcclResult result, const OpFailure* failure,
+                        SteadyClock::time_point leave) = 0;
   // Just before OnFinish, with the op's tasks: only when task-level
   // tracking is on (HCCL_DIAGNOSE_ENABLE=1).
   virtual void OnTasks(const OpRecord& op, const std::shared_ptr<alg::TaskLog>& tasks) {
@@ -52,6 +55,9 @@ bool AddOpObserver(OpObserver* observer);
 // Fan-out helpers used by the communicator.
 void NotifyEnqueue(const OpRecord& op);
 void NotifyStart(const OpRecord& op, SteadyClock::time_point now);
+void NotifyFinish(const OpRecord& op, HcclResult result, const OpFailure* failure,
+                  SteadyClock::time_point leave);
+// With the clock read here (TscNow).
 void NotifyFinish(const OpRecord& op, HcclResult result, const OpFailure* failure);
 void NotifyTasks(const OpRecord& op, const std::shared_ptr<alg::TaskLog>& tasks);
 void NotifyRetry(const OpRecord& op, const RetryEvent& event);

@@ -24,7 +24,6 @@
 #include "comm/op_observer.h"
 #include "common/dtype.h"
 #include "common/time_util.h"
-#include "common/tsc_clock.h"
 #include "log/plog.h"
 
 namespace vigil::dfx {
@@ -356,11 +355,11 @@ class FlightRecorder : public comm::OpObserver {
     }
   }
 
-  void OnFinish(const comm::OpRecord& op, HcclResult result,
-                const comm::OpFailure* failure) override {
+  void OnFinish(const comm::OpRecord& op, HcclResult result, const comm::OpFailure* failure,
+                SteadyClock::time_point leave) override {
     auto* state = static_cast<CommState*>(State(op).get());
     if (state == nullptr) return;
-    SteadyClock::rep now = TscNow().time_since_epoch().count();
+    SteadyClock::rep now = leave.time_since_epoch().count();
     Progress& p = state->Of(op.index);
     p.Write([&] {
       if (p.index.load(std::memory_order_relaxed) != op.index) {  // it never started

@@ -171,7 +171,8 @@ void Heartbeat::Impl::OnStart(const comm::OpRecord& op, SteadyClock::time_point 
   e->in.fetch_add(1, std::memory_order_release);
 }
 
-void Heartbeat::Impl::OnFinish(const comm::OpRecord& op, HcclResult, const comm::OpFailure* failure) {
+void Heartbeat::Impl::OnFinish(const comm::OpRecord& op, HcclResult, const comm::OpFailure* failure,
+                               SteadyClock::time_point) {
   // Runs before the task-exception report of the same op: remember a link failure, whose CQE
   // event may still be on its way from the transport's thread.
   if (failure != nullptr && failure->kind == comm::OpFailure::Kind::kLink) {

@@ -171,7 +171,8 @@ class Heartbeat::Impl : public comm::OpObserver {
   // ---- op counters (stream workers) ----
   void OnEnqueue(const comm::OpRecord&) override {}
   void OnStart(const comm::OpRecord& op, SteadyClock::time_point now) override;
-  void OnFinish(const comm::OpRecord& op, HcclResult, const comm::OpFailure* failure) override;
+  void OnFinish(const comm::OpRecord& op, HcclResult, const comm::OpFailure* failure,
+                SteadyClock::time_point) override;
 
   // ---- task exception ----
   bool PeerExited(const std::string& uid);

@@ -105,8 +105,8 @@ class TaskExceptionHandler : public comm::OpObserver {
     }
   }
 
-  void OnFinish(const comm::OpRecord& op, HcclResult result,
-                const comm::OpFailure* failure) override {
+  void OnFinish(const comm::OpRecord& op, HcclResult result, const comm::OpFailure* failure,
+                SteadyClock::time_point) override {
     Running& running = t_running;
     running.op = nullptr;
     if (result == HCCL_SUCCESS && !running.has_tasks) return;  // the common case, kept short

@@ -1,6 +1,7 @@
 // Small ops of a 2-rank shm communicator queued back to back (no synchronize between them, as
-// hccl_test and nccl-tests time them): where they run after a peer was late once, and that
-// ranks queuing on two communicators in opposite orders still finish. Ranks are threads.
+// hccl_test and nccl-tests time them): where they run after a peer was late once, that ranks
+// queuing on two communicators in opposite orders still finish, and the start and end times
+// the observers get for them. Ranks are threads.
 #include <gtest/gtest.h>
 
 #include <atomic>
@@ -27,7 +28,8 @@ class WhereOpsRun : public vigil::comm::OpObserver {
     if (!watching.load() || op.nranks != 2 || op.rank > 1 || op.index < from.load()) return;
     (t_in_call ? in_call[op.rank] : outside[op.rank]).fetch_add(1);
   }
-  void OnFinish(const vigil::comm::OpRecord&, HcclResult, const vigil::comm::OpFailure*) override {}
+  void OnFinish(const vigil::comm::OpRecord&, HcclResult, const vigil::comm::OpFailure*,
+                vigil::SteadyClock::time_point) override {}
 
   void Reset(uint64_t first) {
     for (int r = 0; r < 2; ++r) in_call[r] = outside[r] = 0;
@@ -46,6 +48,43 @@ WhereOpsRun& Watcher() {
     return w;
   }();
   return *watcher;
+}
+
+// The start and end times rank 0's op `index` of the watched communicator size reported, and
+// whether it has started.
+class OpTimes : public vigil::comm::OpObserver {
+ public:
+  void OnEnqueue(const vigil::comm::OpRecord&) override {}
+  void OnStart(const vigil::comm::OpRecord& op, vigil::SteadyClock::time_point now) override {
+    if (Mine(op)) {
+      start = now;
+      started.store(true);
+    }
+  }
+  void OnFinish(const vigil::comm::OpRecord& op, HcclResult result, const vigil::comm::OpFailure*,
+                vigil::SteadyClock::time_point leave) override {
+    if (Mine(op)) {
+      end = leave;
+      ok = result == HCCL_SUCCESS;
+      finished.store(true);
+    }
+  }
+  bool Mine(const vigil::comm::OpRecord& op) const {
+    return watching.load() && op.nranks == 2 && op.rank == 0 && op.index == index.load();
+  }
+  std::atomic<bool> watching{false}, started{false}, finished{false};
+  std::atomic<uint64_t> index{0};
+  vigil::SteadyClock::time_point start, end;
+  bool ok = false;
+};
+
+OpTimes& Times() {
+  static OpTimes* times = [] {
+    auto* t = new OpTimes;
+    EXPECT_TRUE(vigil::comm::AddOpObserver(t));
+    return t;
+  }();
+  return *times;
 }
 
 HcclResult AllReduce(float* in, float* out, HcclComm comm, aclrtStream stream) {
@@ -162,6 +201,39 @@ TEST(DirectChain, TwoCommunicatorsQueuedInOppositeOrdersFinish) {
   }
   for (auto& t : threads) t.join();
   EXPECT_EQ(failures.load(), 0);
+}
+
+// An op that finds its peer's part at once ends at its start, give or take its own work; one
+// that waits ends when the part comes, not at the start the fast path reports: rank 1 posts
+// its part only kLateMs after rank 0's op started, so rank 0's op (posted inline, its rest
+// queued after the inline budget, run by the Synchronize) must end that much after its start.
+TEST(DirectChain, AnOpThatWaitedEndsWhenItsPeersPartCame) {
+  constexpr auto kLate = std::chrono::milliseconds(100);
+  OpTimes& times = Times();
+  times.index = 2;
+  times.watching = true;
+  std::atomic<int> failures{0};
+  vigil_test::RunRanks(2, [&](vigil_test::Rank& me) {
+    std::vector<float> in(2, static_cast<float>(me.rank + 1));
+    std::vector<float> out(2, 0.0f);
+    auto op = [&] {
+      if (AllReduce(in.data(), out.data(), me.comm, me.stream) != HCCL_SUCCESS ||
+          aclrtSynchronizeStream(me.stream) != ACL_SUCCESS || out[0] != 3.0f) {
+        failures.fetch_add(1);
+      }
+    };
+    op();  // index 1: the link exists and the direct slots are known
+    if (me.rank == 1) {
+      while (!times.started.load()) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+      std::this_thread::sleep_for(kLate);
+    }
+    op();  // index 2: rank 1 late
+  });
+  times.watching = false;
+  EXPECT_EQ(failures.load(), 0);
+  ASSERT_TRUE(times.finished.load());
+  EXPECT_TRUE(times.ok);
+  EXPECT_GE(times.end - times.start, kLate);
 }
 
 }  // namespace
