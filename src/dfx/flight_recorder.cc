@@ -53,8 +53,8 @@ View SeqlockRead(const std::atomic<uint32_t>& version, Load&& load) {
 // communicator (CommInfo), written by the stream worker that runs the op without the
 // recorder's lock (ops of a communicator run one at a time), read by dumps. A seqlock: version
 // is odd while a write is under way; a reader retries until it sees the same even version on
-// both sides of its reads. Times are SteadyClock ticks (the start is the communicator's one clock
-// read of the op, OnStart's `now`), turned into wall time at a dump; 0 = not yet.
+// both sides of its reads. Times are SteadyClock ticks (the communicator's clock reads of the
+// op: OnStart's `now`, OnFinish's `leave`), turned into wall time at a dump; 0 = not yet.
 struct Progress {
   std::atomic<uint32_t> version{0};
   std::atomic<uint64_t> index{0};
