@@ -41,13 +41,16 @@ class WhereOpsRun : public vigil::comm::OpObserver {
   std::atomic<uint64_t> outside[2];
 };
 
-WhereOpsRun& Watcher() {
-  static WhereOpsRun* watcher = [] {
-    auto* w = new WhereOpsRun;
-    EXPECT_TRUE(vigil::comm::AddOpObserver(w));
-    return w;
+// The process's one observer of type T, registered on first use (observers live for the
+// process).
+template <typename T>
+T& Registered() {
+  static T* observer = [] {
+    auto* o = new T;
+    EXPECT_TRUE(vigil::comm::AddOpObserver(o));
+    return o;
   }();
-  return *watcher;
+  return *observer;
 }
 
 // The start and end times rank 0's op `index` of the watched communicator size reported, and
@@ -78,15 +81,6 @@ class OpTimes : public vigil::comm::OpObserver {
   bool ok = false;
 };
 
-OpTimes& Times() {
-  static OpTimes* times = [] {
-    auto* t = new OpTimes;
-    EXPECT_TRUE(vigil::comm::AddOpObserver(t));
-    return t;
-  }();
-  return *times;
-}
-
 HcclResult AllReduce(float* in, float* out, HcclComm comm, aclrtStream stream) {
   t_in_call = true;
   const HcclResult rc = HcclAllReduce(in, out, 2, HCCL_DATA_TYPE_FP32, HCCL_REDUCE_SUM, comm,
@@ -97,9 +91,9 @@ HcclResult AllReduce(float* in, float* out, HcclComm comm, aclrtStream stream) {
 
 // Runs `ops` AllReduces of 2 floats on each rank back to back, rank 1 sleeping `late_ms` before
 // its op `late_at` (0: never), each op into its own output or all into one; counts where rank
-// 0's and 1's ops of the loop's second half ran (Watcher) and checks the sums.
+// 0's and 1's ops of the loop's second half ran (the WhereOpsRun observer) and checks the sums.
 void RunLoop(int ops, int late_at, int late_ms, bool own_outputs) {
-  WhereOpsRun& watcher = Watcher();
+  WhereOpsRun& watcher = Registered<WhereOpsRun>();
   std::atomic<int> failures{0};
   vigil_test::RunRanks(2, [&](vigil_test::Rank& me) {
     std::vector<float> in(2, static_cast<float>(me.rank + 1));
@@ -209,7 +203,7 @@ TEST(DirectChain, TwoCommunicatorsQueuedInOppositeOrdersFinish) {
 // queued after the inline budget, run by the Synchronize) must end that much after its start.
 TEST(DirectChain, AnOpThatWaitedEndsWhenItsPeersPartCame) {
   constexpr auto kLate = std::chrono::milliseconds(100);
-  OpTimes& times = Times();
+  OpTimes& times = Registered<OpTimes>();
   times.index = 2;
   times.watching = true;
   std::atomic<int> failures{0};
