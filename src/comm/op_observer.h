@@ -19,8 +19,8 @@ class OpObserver {
   // costs ~40 instructions, a tenth of an op's own work.
   virtual void OnStart(const OpRecord& op, SteadyClock::time_point now) = 0;
   // Failure is null on success. `leave`: when the op ended, read by the communicator as `now`
-  // above (an op through the direct slots passes its latest clock read: its start, or its last
-  // look at the clock while it waited for its peer, within a microsecond of its end).
+  // above (an op through the direct slots that found its peer's part at once passes its start:
+  // its own work since is well under a microsecond).
   virtual void OnFinish(const OpRecord& op, HcclResult result, const OpFailure* failure,
                         SteadyClock::time_point leave) = 0;
   // Just before OnFinish, with the op's tasks: only when task-level

@@ -199,7 +199,7 @@ TEST(DirectChain, TwoCommunicatorsQueuedInOppositeOrdersFinish) {
 
 // An op that finds its peer's part at once ends at its start, give or take its own work; one
 // that waits ends when the part comes, not at the start the fast path reports: rank 1 posts
-// its part only kLateMs after rank 0's op started, so rank 0's op (posted inline, its rest
+// its part only kLate after rank 0's op started, so rank 0's op (posted inline, its rest
 // queued after the inline budget, run by the Synchronize) must end that much after its start.
 TEST(DirectChain, AnOpThatWaitedEndsWhenItsPeersPartCame) {
   constexpr auto kLate = std::chrono::milliseconds(100);
@@ -218,7 +218,10 @@ TEST(DirectChain, AnOpThatWaitedEndsWhenItsPeersPartCame) {
     };
     op();  // index 1: the link exists and the direct slots are known
     if (me.rank == 1) {
-      while (!times.started.load()) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+      // Bounded: a rank 0 that never starts its op fails the test below (finished unset).
+      for (int i = 0; i < 30000 && !times.started.load(); ++i) {
+        std::this_thread::sleep_for(std::chrono::milliseconds(1));
+      }
       std::this_thread::sleep_for(kLate);
     }
     op();  // index 2: rank 1 late
