@@ -198,9 +198,12 @@ class Communicator : public std::enable_shared_from_this<Communicator> {
   const void* DirectPart(const OpDesc& op, size_t* bytes) const;
   void FinishDirect(const OpDesc& op, const void* theirs);
   // RunDirect's wait for the peer's part; null with *rc set when the op ended (failed) or,
-  // bounded, is still pending.
+  // bounded, is still pending. *came: the clock read of the spin that saw the part come, or
+  // kUnread when the wait last yielded or slept (left as it was when it read no clock).
+  static constexpr SteadyClock::time_point kUnread = SteadyClock::time_point::min();
   const void* AwaitDirect(const OpDesc& op, const OpRecord& record, uint64_t seq, bool bounded,
-                          uint64_t* check, size_t* bytes, aclError* rc);
+                          uint64_t* check, size_t* bytes, aclError* rc,
+                          SteadyClock::time_point* came);
   // The peer sent ring bytes instead (its op does not go direct): judged by their op header.
   const void* RingInstead(const OpDesc& op, const OpRecord& record, uint64_t seq, aclError* rc);
   // A message of the peer that is not this op's (its check word differs, it runs ahead, or it

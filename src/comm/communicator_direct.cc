@@ -272,18 +272,18 @@ aclError Communicator::RunDirect(const OpDesc& op, const OpRecord& record, uint6
     const void* part = DirectPart(op, &part_bytes);
     link->DirectPost(seq, direct_check_, &fp, part, part_bytes);
   }
-  // Whether the op ended later than its start and its own work: it waited for its peer, or it
-  // was posted earlier and resumes now.
-  bool waited = posted;
+  // When the peer's part came, as far as a clock read already made tells within the op's
+  // own work (AwaitDirect): its start when it was there at once; kUnread when the op resumes
+  // now (posted earlier) or its wait ended in a yield or a sleep.
+  SteadyClock::time_point came = posted ? kUnread : direct_start_;
   for (;;) {
     uint64_t check = 0;
     size_t bytes = 0;
     const void* theirs = link->DirectPeek(seq, expect, &check, &bytes);
     aclError rc = ACL_SUCCESS;
     if (theirs == nullptr) [[unlikely]] {
-      theirs = AwaitDirect(op, record, seq, bounded, &check, &bytes, &rc);
+      theirs = AwaitDirect(op, record, seq, bounded, &check, &bytes, &rc, &came);
       if (theirs == nullptr) return rc;
-      waited = true;
     }
     if (check != direct_check_) [[unlikely]] {
       if (JudgeDirectHead(op, record, seq, link->DirectPeerHead(seq), &rc)) return rc;
@@ -292,18 +292,19 @@ aclError Communicator::RunDirect(const OpDesc& op, const OpRecord& record, uint6
     // The peer took its part back while it was read (it gave the op up): as if never sent.
     if (!link->DirectStillPosted(seq)) [[unlikely]] {
       bounded = false;
+      came = kUnread;
       continue;
     }
-    // Its end: read now, unless it found its peer's part at once: then its start (read just
-    // before it posted), the op's own work since being well under a microsecond.
-    NotifyFinish(record, HCCL_SUCCESS, nullptr, waited ? TscNow() : direct_start_);
+    // Its end: the clock read that saw the part come, or the op's start when it was there at
+    // once, the op's own work since being well under a microsecond; read now when neither.
+    NotifyFinish(record, HCCL_SUCCESS, nullptr, came != kUnread ? came : TscNow());
     return ACL_SUCCESS;
   }
 }
 
 const void* Communicator::AwaitDirect(const OpDesc& op, const OpRecord& record, uint64_t seq,
-                                      bool bounded, uint64_t* check, size_t* bytes,
-                                      aclError* rc) {
+                                      bool bounded, uint64_t* check, size_t* bytes, aclError* rc,
+                                      SteadyClock::time_point* came) {
   transport::Link* link = direct_link_;
   const size_t n = op.count * DataTypeSize(op.dtype);
   const size_t expect = PeerPartBytes(op, rank());
@@ -342,6 +343,8 @@ const void* Communicator::AwaitDirect(const OpDesc& op, const OpRecord& record, 
       continue;
     }
     const SteadyClock::time_point now = SteadyClock::now();
+    // Within 16 spins of a part seen next (well under a microsecond): its time of arrival.
+    *came = now;
     if (link->broken()) {
       // What the peer posted before it died or closed is still its part.
       if (const void* theirs = link->DirectPeek(seq, expect, check, bytes)) return theirs;
@@ -386,6 +389,7 @@ const void* Communicator::AwaitDirect(const OpDesc& op, const OpRecord& record, 
       continue;
     }
     spinning = false;
+    *came = kUnread;  // a part seen after a yield or a sleep came at some time during it
     if (now < yield_until) {
       sched_yield();
     } else {
