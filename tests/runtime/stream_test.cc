@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 #include <pthread.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <future>
@@ -437,6 +438,75 @@ TEST_F(StreamTest, InlineTaskTakesTheNextIdAndItsFailureReachesSynchronize) {
   stream.CancelInline();
   EXPECT_EQ(stream.Enqueue(TaskType::kKernel, [](std::string*) { return ACL_SUCCESS; }), 4u);
   EXPECT_EQ(stream.Synchronize(), ACL_SUCCESS);
+}
+
+// The inline claim takes no mutex: beside another thread that queues tasks (a breach of the
+// one-enqueuer contract, which must still not break the stream), no two tasks ever run at once,
+// every id is given once, each thread's ids rise, every queued task runs once, and a claim
+// succeeds only once what its thread queued before has run.
+TEST_F(StreamTest, InlineClaimsBesideAnotherThreadsTasksRunOneAtATime) {
+  // The worker takes queued tasks at once (no handoff time), so that claims keep succeeding.
+  Stream stream(0, std::chrono::microseconds(0));
+  constexpr int kEach = 3000;
+  std::atomic<int> inside{0};
+  std::atomic<bool> overlap{false};
+  std::atomic<int> ran{0};
+  std::atomic<int> ran_mine{0};
+  auto enter = [&] {
+    if (inside.fetch_add(1) != 0) overlap.store(true);
+  };
+  auto task = [&](std::atomic<int>* also) {
+    return [&, also](std::string*) {
+      enter();
+      ran.fetch_add(1);
+      if (also != nullptr) also->fetch_add(1);
+      inside.fetch_sub(1);
+      return ACL_SUCCESS;
+    };
+  };
+  std::vector<uint32_t> theirs;
+  std::thread other([&] {
+    for (int i = 0; i < kEach; ++i) {
+      theirs.push_back(stream.Enqueue(TaskType::kKernel, task(nullptr)));
+    }
+  });
+  std::vector<uint32_t> mine;
+  int queued_mine = 0, inline_runs = 0;
+  bool ran_before_claim = true;
+  const auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+  for (int i = 0; i < kEach && std::chrono::steady_clock::now() < give_up; ++i) {
+    if (i % 3 == 0) {
+      mine.push_back(stream.Enqueue(TaskType::kKernel, task(&ran_mine)));
+      ++queued_mine;
+      continue;
+    }
+    // Refused while anything is queued or running: again until the worker has run it.
+    bool claimed = false;
+    while (!(claimed = stream.BeginInline()) && std::chrono::steady_clock::now() < give_up) {
+      std::this_thread::yield();
+    }
+    if (!claimed) break;
+    enter();
+    if (ran_mine.load() != queued_mine) ran_before_claim = false;
+    inside.fetch_sub(1);
+    mine.push_back(stream.EndInline(TaskType::kHccl, ACL_SUCCESS, nullptr, {}));
+    ++inline_runs;
+  }
+  other.join();
+  ASSERT_EQ(mine.size(), static_cast<size_t>(kEach)) << "claims refused for 60 s";
+  ASSERT_EQ(stream.Synchronize(), ACL_SUCCESS);
+  EXPECT_FALSE(overlap.load());
+  EXPECT_TRUE(ran_before_claim);
+  EXPECT_EQ(inline_runs, kEach - queued_mine);
+  EXPECT_EQ(ran.load(), 2 * kEach - inline_runs);
+  EXPECT_TRUE(std::is_sorted(mine.begin(), mine.end()));
+  EXPECT_TRUE(std::is_sorted(theirs.begin(), theirs.end()));
+  std::set<uint32_t> all(mine.begin(), mine.end());
+  all.insert(theirs.begin(), theirs.end());
+  EXPECT_EQ(all.size(), 2u * kEach);
+  EXPECT_EQ(*all.begin(), 1u);
+  EXPECT_EQ(*all.rbegin(), 2u * kEach);
+  EXPECT_EQ(stream.CompletedTaskId(), 2u * kEach);
 }
 
 }  // namespace
